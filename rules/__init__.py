@@ -1,0 +1,1 @@
+"""syncscan.rules: one module per rule code, plus the data packs."""

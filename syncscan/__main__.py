@@ -1,0 +1,3 @@
+from syncscan.cli import main
+
+raise SystemExit(main())

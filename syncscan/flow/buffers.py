@@ -1,0 +1,223 @@
+"""Buffer provenance and access paths.
+
+Provenance is inferred from the code, so a project syncscan has never seen gets
+the same analysis: a pinned allocation (`pin_memory=True`) stored on an object
+is a persistent pinned buffer; views of it (`.numpy()`, slices) are the same
+memory; a list of objects holding such buffers, indexed by an attribute that is
+rotated with `(i + 1) % n`, is a round-robin slot pool.
+"""
+
+from __future__ import annotations
+
+from syncscan.index import ir
+from syncscan.packs import Vocabulary
+from syncscan.resolve.program import Program
+from syncscan.resolve.types import Scope, TypeOracle
+from syncscan.flow.frames import BufferFact, Frame
+
+_MAX_DEPTH = 8
+
+
+class BufferOracle:
+    def __init__(self, program: Program, types: TypeOracle, vocabulary: Vocabulary):
+        self.program = program
+        self.types = types
+        self.vocab = vocabulary
+        self._attr_cache: dict[tuple[str, str], BufferFact | None] = {}
+        self._rotating: dict[tuple[str, str], bool] = {}
+
+    # ------------------------------------------------------------------ access paths
+    def access_path(self, expr: ir.Expr | None, frame: Frame, depth: int = 0) -> str | None:
+        """`self.a.b[]` in the root's terms, following locals and params."""
+        if expr is None or depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, ir.Name):
+            if expr.id == "self":
+                return frame.self_path
+            binding = frame.param(expr.id)
+            if binding is not None:
+                return binding.path
+            if expr.id in frame.mode_params:
+                return expr.id
+            values = self.types.local_values(frame.function).get(expr.id, [])
+            if len(values) == 1:
+                return self.access_path(values[0], frame, depth + 1)
+            return None
+        if isinstance(expr, ir.Attr):
+            base = self.access_path(expr.base, frame, depth + 1)
+            return f"{base}.{expr.attr}" if base else None
+        if isinstance(expr, ir.Subscript):
+            base = self.access_path(expr.base, frame, depth + 1)
+            return f"{base}[]" if base else None
+        if isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr):
+            if expr.func.attr in self.vocab.names("view_methods"):
+                return self.access_path(expr.func.base, frame, depth + 1)
+        return None
+
+    # ------------------------------------------------------------------ provenance
+    def provenance(self, expr: ir.Expr | None, frame: Frame, depth: int = 0) -> BufferFact | None:
+        return self._provenance(expr, frame.scope, frame, depth)
+
+    def _provenance(
+        self, expr: ir.Expr | None, scope: Scope, frame: Frame | None, depth: int
+    ) -> BufferFact | None:
+        if expr is None or depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, ir.Name):
+            if frame is not None:
+                binding = frame.param(expr.id)
+                if binding is not None:
+                    return binding.buffer
+            if scope.function is None:
+                return None
+            best: BufferFact | None = None
+            for value in self.types.local_values(scope.function).get(expr.id, []):
+                fact = self._provenance(value, scope, frame, depth + 1)
+                if fact is not None and (best is None or _rank(fact) > _rank(best)):
+                    best = fact
+            return best
+        if isinstance(expr, ir.Attr):
+            pool = self._pool_of(expr.base, scope, depth)
+            if isinstance(expr.base, ir.Name) and expr.base.id == "self" and scope.self_class:
+                owners = frozenset({scope.self_class})
+            else:
+                owners = self.types.expr_types(expr.base, scope)
+            best = None
+            for owner in sorted(owners):
+                if self.program.find_class(owner) is None:
+                    continue
+                fact = self.attribute_provenance(owner, expr.attr)
+                if fact is not None and (best is None or _rank(fact) > _rank(best)):
+                    best = fact
+            return best.with_pool(pool) if best is not None else None
+        if isinstance(expr, ir.Subscript):
+            return self._provenance(expr.base, scope, frame, depth + 1)
+        if isinstance(expr, ir.IfExp):
+            a = self._provenance(expr.body, scope, frame, depth + 1)
+            b = self._provenance(expr.orelse, scope, frame, depth + 1)
+            if a is None or (b is not None and _rank(b) > _rank(a)):
+                return b
+            return a
+        if isinstance(expr, ir.Call):
+            return self._call_provenance(expr, scope, frame, depth)
+        return None
+
+    def _call_provenance(
+        self, call: ir.Call, scope: Scope, frame: Frame | None, depth: int
+    ) -> BufferFact | None:
+        func = call.func
+        if isinstance(func, ir.Attr):
+            name = func.attr
+            if name in self.vocab.names("view_methods"):
+                return self._provenance(func.base, scope, frame, depth + 1)
+            if name in self.vocab.names("pin_methods"):
+                return BufferFact(True, False, "pin_memory()", scope.module.path, call.line)
+            if name in ("to", "cuda") and _device_kw(call, self.vocab) is not False:
+                if name == "cuda" or call.args or dict(call.kwargs).get("device"):
+                    return BufferFact(False, False, "device tensor", scope.module.path, call.line, device=True)
+        target = self.program.resolve_dotted(scope.module, func) if ir.dotted(func) else None
+        if target is None:
+            return None
+        if target in self.vocab.names("uva_view_functions") and call.args:
+            source = self._provenance(call.args[0], scope, frame, depth + 1)
+            if source is not None:
+                return BufferFact(
+                    source.pinned, source.persistent, source.origin, source.path,
+                    source.line, source.pool, True, False,
+                )  # fmt: skip
+            return None
+        if target in self.vocab.names("allocators"):
+            pin = dict(call.kwargs).get(self.vocab.scalar("pin_keyword", "pin_memory"))
+            if isinstance(pin, ir.Const) and pin.value is True:
+                return BufferFact(True, False, "pinned allocation", scope.module.path, call.line)
+            if _device_kw(call, self.vocab) is True:
+                return BufferFact(False, False, "device tensor", scope.module.path, call.line, device=True)
+        return None
+
+    def attribute_provenance(self, class_qualname: str, attr: str) -> BufferFact | None:
+        """What `obj.attr` holds for objects of `class_qualname` (persistent)."""
+        key = (class_qualname, attr)
+        if key in self._attr_cache:
+            return self._attr_cache[key]
+        self._attr_cache[key] = None  # recursion guard
+        best: BufferFact | None = None
+        for target, value, scope in self.types.attribute_assignments(class_qualname):
+            if target != attr:
+                continue
+            fact = self._provenance(value, scope, None, 1)
+            if fact is None:
+                continue
+            short = class_qualname.rsplit(".", 1)[-1]
+            origin = f"{short}.{attr}"
+            line = _first_line(value) or (scope.function.line if scope.function else 0)
+            fact = BufferFact(
+                fact.pinned, True, origin, scope.module.path, line, fact.pool, fact.uva,
+                fact.device,
+            )  # fmt: skip
+            if best is None or _rank(fact) > _rank(best):
+                best = fact
+        self._attr_cache[key] = best
+        return best
+
+    # ------------------------------------------------------------------ pools
+    def _pool_of(self, expr: ir.Expr, scope: Scope, depth: int) -> str | None:
+        """`self.bufs[self.idx]` (or a local holding it) with a rotating index."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, ir.Name) and scope.function is not None:
+            for value in self.types.local_values(scope.function).get(expr.id, []):
+                pool = self._pool_of(value, scope, depth + 1)
+                if pool:
+                    return pool
+            return None
+        if not isinstance(expr, ir.Subscript) or not isinstance(expr.base, ir.Attr):
+            return None
+        holder = expr.base
+        if not (isinstance(holder.base, ir.Name) and holder.base.id == "self" and scope.self_class):
+            return None
+        index = expr.index
+        if isinstance(index, ir.Name) and scope.function is not None:
+            values = self.types.local_values(scope.function).get(index.id, [])
+            index = values[0] if len(values) == 1 else index
+        if not (isinstance(index, ir.Attr) and isinstance(index.base, ir.Name)):
+            return None
+        if not self.rotating_index(scope.self_class, index.attr):
+            return None
+        short = scope.self_class.rsplit(".", 1)[-1]
+        return f"{short}.{holder.attr}[{index.attr}]"
+
+    def rotating_index(self, class_qualname: str, attr: str) -> bool:
+        """True when some method assigns `self.attr = (...) % n`."""
+        key = (class_qualname, attr)
+        if key not in self._rotating:
+            self._rotating[key] = any(
+                target == attr and isinstance(value, ir.BinOp) and value.op == "Modulo"
+                for target, value, _ in self.types.attribute_assignments(class_qualname)
+            )
+        return self._rotating[key]
+
+    def is_device_value(self, expr: ir.Expr, frame: Frame) -> bool:
+        fact = self.provenance(expr, frame)
+        return fact is not None and fact.device
+
+
+def _device_kw(call: ir.Call, vocab: Vocabulary) -> bool | None:
+    """True when a `device=` keyword names a non-host device, False for host, None if absent."""
+    device = dict(call.kwargs).get("device")
+    if device is None:
+        return None
+    if isinstance(device, ir.Const):
+        return str(device.value) not in vocab.names("host_devices")
+    return True
+
+
+def _rank(fact: BufferFact) -> int:
+    return (4 if fact.pinned and fact.persistent else 0) + (2 if fact.pinned else 0) + (
+        1 if fact.pool else 0
+    )
+
+
+def _first_line(expr: ir.Expr) -> int | None:
+    for call in ir.iter_calls(expr):
+        return call.line
+    return None

@@ -1,0 +1,57 @@
+"""Frames: a function being analysed, where its `self` sits, what its params hold."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from syncscan.index.summary import FunctionSummary
+from syncscan.resolve.types import Scope
+
+
+@dataclass(frozen=True)
+class BufferFact:
+    """Where a tensor's memory comes from, as far as the step can tell."""
+
+    pinned: bool
+    persistent: bool  # held by an object across steps (not a fresh local)
+    origin: str  # e.g. "UvaBuffer.cpu"
+    path: str | None  # file of the allocation
+    line: int
+    pool: str | None = None  # "UvaBufferPool._uva_bufs[_curr]": a round-robin slot
+    uva: bool = False  # a device view reading pinned memory in place
+    device: bool = False  # memory on the device
+
+    def with_pool(self, pool: str | None) -> BufferFact:
+        if pool is None or self.pool is not None:
+            return self
+        return BufferFact(
+            self.pinned, self.persistent, self.origin, self.path, self.line, pool,
+            self.uva, self.device,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ParamBinding:
+    path: str | None  # access path of the argument in the root's terms
+    buffer: BufferFact | None
+    types: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Frame:
+    scope: Scope
+    self_path: str  # access path of `self` from the root, e.g. "self.sampler"
+    params: tuple[tuple[str, ParamBinding], ...]
+    mode_params: frozenset[str]  # root parameters that are mode predicates
+    relpath: str
+
+    @property
+    def function(self) -> FunctionSummary:
+        assert self.scope.function is not None
+        return self.scope.function
+
+    def param(self, name: str) -> ParamBinding | None:
+        for key, binding in self.params:
+            if key == name:
+                return binding
+        return None

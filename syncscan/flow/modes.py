@@ -1,0 +1,182 @@
+"""Mode predicates: instance-constant conditions, decided consistently per path.
+
+A condition atom is a mode predicate when it reads an attribute the step path
+never assigns (set once in `__init__` or at load time), or a root parameter
+with a boolean default (`dummy_run=False`). Predicates correlate: an attribute
+assigned `X() if P else None` is non-None exactly when P holds, so testing it
+is testing P. Anything else is data: both branches stay possible, and no
+assumption is recorded (three-valued logic).
+"""
+
+from __future__ import annotations
+
+from syncscan.flow.buffers import BufferOracle
+from syncscan.flow.frames import Frame
+from syncscan.flow.state import PathState
+from syncscan.index import ir
+from syncscan.resolve.types import TypeOracle
+
+_MAX_DEPTH = 6
+
+
+class ModeOracle:
+    def __init__(
+        self,
+        types: TypeOracle,
+        buffers: BufferOracle,
+        assigned_on_step: set[tuple[str, str]],
+        root_mode_params: frozenset[str],
+    ) -> None:
+        self.types = types
+        self.buffers = buffers
+        self.assigned_on_step = assigned_on_step
+        self.root_mode_params = root_mode_params
+        self._nonnull: dict[tuple[str, str], tuple[ir.Expr, bool] | None] = {}
+
+    # ------------------------------------------------------------------ splitting
+    def split(
+        self, test: ir.Expr, frame: Frame, states: list[PathState], depth: int = 0
+    ) -> tuple[list[PathState], list[PathState]]:
+        """(states where `test` may hold, states where it may not)."""
+        if depth > _MAX_DEPTH:
+            return states, states
+        if isinstance(test, ir.Not):
+            t, f = self.split(test.operand, frame, states, depth + 1)
+            return f, t
+        if isinstance(test, ir.BoolOp):
+            if test.op == "and":
+                true_states, false_states = states, []
+                for value in test.values:
+                    t, f = self.split(value, frame, true_states, depth + 1)
+                    false_states = false_states + f
+                    true_states = t
+                return true_states, false_states
+            false_states, true_states = states, []
+            for value in test.values:
+                t, f = self.split(value, frame, false_states, depth + 1)
+                true_states = true_states + t
+                false_states = f
+            return true_states, false_states
+        if isinstance(test, ir.NamedExpr):
+            return self.split(test.value, frame, states, depth + 1)
+        if isinstance(test, ir.Const):
+            return (states, []) if bool(test.value) else ([], states)
+        atom = self.predicate(test, frame, depth)
+        if atom is None:
+            return states, states
+        if isinstance(atom, tuple) and isinstance(atom[0], ir.Expr):
+            expr, polarity = atom
+            t, f = self.split(expr, frame, states, depth + 1)
+            return (t, f) if polarity else (f, t)
+        key, polarity = atom
+        true_states: list[PathState] = []
+        false_states: list[PathState] = []
+        for state in states:
+            known = state.assumed(key)
+            if known is None:
+                true_states.append(state.assume(key, polarity))
+                false_states.append(state.assume(key, not polarity))
+            elif known == polarity:
+                true_states.append(state)
+            else:
+                false_states.append(state)
+        return true_states, false_states
+
+    # ------------------------------------------------------------------ atoms
+    def predicate(self, expr: ir.Expr, frame: Frame, depth: int = 0):
+        """(key, polarity), (correlated expr, polarity), or None for data."""
+        if isinstance(expr, ir.Compare) and len(expr.ops) == 1:
+            op, right = expr.ops[0], expr.comparators[0]
+            if op in ("is", "is not") and isinstance(right, ir.Const) and right.value is None:
+                inner = self.predicate(expr.left, frame, depth + 1)
+                if inner is None:
+                    return None
+                return (inner[0], inner[1] == (op == "is not"))
+            if op in ("==", "!=") and isinstance(right, ir.Const):
+                key = self._mode_path(expr.left, frame)
+                if key is None:
+                    return None
+                return (f"{key} == {right.value!r}", op == "==")
+            return None
+        if isinstance(expr, ir.Name) and frame.scope.function is not None:
+            values = self.types.local_values(frame.function).get(expr.id, [])
+            if len(values) == 1 and frame.param(expr.id) is None:
+                return self.predicate(values[0], frame, depth + 1)
+        correlated = self._correlated(expr, frame)
+        if correlated is not None:
+            return correlated
+        key = self._mode_path(expr, frame)
+        return (key, True) if key is not None else None
+
+    def _mode_path(self, expr: ir.Expr, frame: Frame) -> str | None:
+        path = self.buffers.access_path(expr, frame)
+        if path is None:
+            return None
+        if path in self.root_mode_params:
+            return path
+        if not path.startswith("self.") or "[]" in path:
+            return None
+        first = _first_self_attr(expr, frame, self.types)
+        if first is None:
+            return None
+        if frame.scope.self_class and (frame.scope.self_class, first) in self.assigned_on_step:
+            return None
+        return path
+
+    def _correlated(self, expr: ir.Expr, frame: Frame):
+        """`self.ev` where `__init__` set `self.ev = X() if P else None` -> (P, True)."""
+        if not (
+            isinstance(expr, ir.Attr)
+            and isinstance(expr.base, ir.Name)
+            and expr.base.id == "self"
+            and frame.scope.self_class
+        ):
+            return None
+        key = (frame.scope.self_class, expr.attr)
+        if key not in self._nonnull:
+            self._nonnull[key] = self._nonnull_condition(*key)
+        return self._nonnull[key]
+
+    def _nonnull_condition(self, class_qualname: str, attr: str) -> tuple[ir.Expr, bool] | None:
+        if (class_qualname, attr) in self.assigned_on_step:
+            return None
+        values = [
+            value
+            for target, value, _ in self.types.attribute_assignments(class_qualname)
+            if target == attr
+        ]
+        if len(values) != 1 or not isinstance(values[0], ir.IfExp):
+            return None
+        value = values[0]
+        if _is_none(value.orelse) and not _is_none(value.body):
+            return (value.test, True)
+        if _is_none(value.body) and not _is_none(value.orelse):
+            return (value.test, False)
+        return None
+
+
+def _is_none(expr: ir.Expr) -> bool:
+    return isinstance(expr, ir.Const) and expr.value is None
+
+
+def _first_self_attr(expr: ir.Expr, frame: Frame, types: TypeOracle) -> str | None:
+    """The attribute right after `self` in `self.a.b`, following locals."""
+    chain: list[str] = []
+    depth = 0
+    while depth < 8:
+        depth += 1
+        if isinstance(expr, ir.Attr):
+            chain.append(expr.attr)
+            expr = expr.base
+        elif isinstance(expr, ir.Subscript):
+            expr = expr.base
+        elif isinstance(expr, ir.Name):
+            if expr.id == "self":
+                return chain[-1] if chain else None
+            values = types.local_values(frame.function).get(expr.id, [])
+            if len(values) != 1:
+                return None
+            expr = values[0]
+        else:
+            return None
+    return None

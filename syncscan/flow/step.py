@@ -1,0 +1,220 @@
+"""The step protocol: roots, phases, deferred waits, and each path's verdict.
+
+A step is bounded when, on its path, a host wait is ordered after the step's
+device reads of the pinned buffers it wrote: inline; deferred through the
+returned object's resolution method (which the engine calls before admitting
+more steps); or at the start of the next step, before its first write, on an
+event recorded after this step's last write (the semaphore form).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from syncscan.flow.state import DEVICE_BARRIER, PathState, Trace, WitnessStep
+from syncscan.flow.walk import Exit, Incomplete, ReturnInfo, Walker
+from syncscan.index import ir
+from syncscan.index.summary import FunctionSummary
+from syncscan.packs import PackSet, StepRootSpec
+from syncscan.resolve.program import Program
+
+UNBOUNDED = "unbounded"
+
+
+@dataclass(frozen=True)
+class StepRoot:
+    function: FunctionSummary
+    self_class: str
+    continuation: tuple[str, ...]
+    spec: StepRootSpec
+
+    @property
+    def name(self) -> str:
+        return f"{self.self_class}.{self.function.name}"
+
+
+@dataclass(frozen=True)
+class StepPath:
+    """One way a step can end, with what it did and why it is (un)bounded."""
+
+    state: PathState
+    returns: tuple[ReturnInfo, ...]
+    verdict: str
+    reason: str
+    evidence: Trace | None
+
+
+@dataclass
+class RootAnalysis:
+    root: StepRoot
+    paths: list[StepPath]
+    incomplete: str | None = None
+
+
+def find_roots(program: Program, packs: PackSet) -> tuple[list[StepRoot], list[str]]:
+    """Step roots named by the packs; a root that does not exist is reported."""
+    roots: list[StepRoot] = []
+    missing: list[str] = []
+    for spec in packs.step_roots:
+        if program.find_class(spec.cls) is None:
+            missing.append(f"step root class {spec.cls} (pack {spec.pack}) is not in the tree")
+            continue
+        classes = [spec.cls]
+        if spec.subclasses:
+            classes += list(program.subclasses(spec.cls))
+        for cls_name in classes:
+            cls = program.find_class(cls_name)
+            if cls is None:
+                continue
+            if cls_name != spec.cls and spec.method not in cls.methods:
+                continue  # inherits the step unchanged: analysed with its base
+            method = program.find_method(cls_name, spec.method)
+            if method is None:
+                missing.append(f"step root {cls_name}.{spec.method} does not exist")
+                continue
+            roots.append(StepRoot(method, cls_name, spec.continuation, spec))
+    return roots, missing
+
+
+class StepAnalyzer:
+    def __init__(self, program: Program, walker: Walker, packs: PackSet) -> None:
+        self.program = program
+        self.walker = walker
+        self.packs = packs
+        self._resolution_cache: dict[str, str | None] = {}
+
+    def analyse(self, root: StepRoot) -> RootAnalysis:
+        self.walker.work = 0
+        try:
+            finals = self._run_phases(root)
+        except Incomplete as exc:
+            return RootAnalysis(root, [], incomplete=str(exc))
+        paths = [self._verdict(state, returns) for state, returns in finals]
+        return RootAnalysis(root, _bound_by_mode(paths))
+
+    # ------------------------------------------------------------------ phases
+    def _run_phases(self, root: StepRoot) -> list[tuple[PathState, tuple[ReturnInfo, ...]]]:
+        mode_params = frozenset(
+            p.name
+            for p in root.function.params
+            if isinstance(p.default, ir.Const) and isinstance(p.default.value, bool)
+        )
+        frame = self.walker.frame_for(root.function, root.self_class, "self", (), mode_params)
+        assert frame is not None
+        fall, exits = self.walker.run(frame, [PathState()])
+        first = [(e.state, e.ret) for e in exits] + [
+            (s, self._implicit_return(frame.relpath, root.function)) for s in fall
+        ]
+        finals: list[tuple[PathState, tuple[ReturnInfo, ...]]] = []
+        for state, ret in first:
+            continuations = [
+                m
+                for name in root.continuation
+                if (m := self.program.find_method(root.self_class, name)) is not None
+            ]
+            if not ret.is_none or not continuations:
+                finals.append((state, (ret,)))
+                continue
+            for method in continuations:
+                cont = self.walker.frame_for(method, root.self_class, "self", (), frozenset())
+                assert cont is not None
+                c_fall, c_exits = self.walker.run(cont, [state])
+                for e in _as_exits(c_exits, c_fall, cont.relpath, method):
+                    finals.append((e.state, (ret, e.ret)))
+        return finals
+
+    @staticmethod
+    def _implicit_return(relpath: str, function: FunctionSummary) -> ReturnInfo:
+        return ReturnInfo(
+            relpath, function.end_line, function.qualname, frozenset(), True, "None"
+        )
+
+    # ------------------------------------------------------------------ verdicts
+    def _verdict(self, state: PathState, returns: tuple[ReturnInfo, ...]) -> StepPath:
+        if state.write is None:
+            return StepPath(state, returns, "no pinned writes", "writes no persistent pinned buffer", None)
+        if state.reader is None:
+            return StepPath(state, returns, "no device reader", "no device work follows its pinned writes", None)
+        if not state.in_flight:
+            return StepPath(state, returns, "waits inline", "a host wait follows its launches", state.wait)
+        final = returns[-1]
+        for t in sorted(final.types):
+            method = self._waiting_resolution(t)
+            if method is not None:
+                return StepPath(
+                    state, returns, "deferred",
+                    f"returns {t.rsplit('.', 1)[-1]}, whose {method}() waits on the host", None,
+                )  # fmt: skip
+        event = state.semaphore()
+        if event is not None:
+            what = "a full-device wait" if event == DEVICE_BARRIER else f"event {event}"
+            return StepPath(
+                state, returns, "semaphore",
+                f"{what} is waited before the first pinned write and recorded after the last",
+                None,
+            )  # fmt: skip
+        for predicate, value in state.assumptions:
+            reason = self.packs.bounded_reason(predicate, value)
+            if reason is not None:
+                return StepPath(state, returns, "bounded by peer", reason, None)
+        return StepPath(state, returns, UNBOUNDED, "no host wait, inline or deferred", None)
+
+    def _waiting_resolution(self, class_qualname: str) -> str | None:
+        """The resolution method of `class_qualname` that waits on every path."""
+        if class_qualname in self._resolution_cache:
+            return self._resolution_cache[class_qualname]
+        found = None
+        if self.program.find_class(class_qualname) is not None:
+            for name in sorted(self.packs.resolution_methods):
+                method = self.program.find_method(class_qualname, name)
+                if method is None:
+                    continue
+                frame = self.walker.frame_for(method, class_qualname, None)
+                if frame is None:
+                    continue
+                probe = PathState(
+                    write=(WitnessStep("", 0, "", "probe"),),
+                    reader=(WitnessStep("", 0, "", "probe"),),
+                    in_flight=True,
+                )
+                try:
+                    fall, exits = self.walker.run(frame, [probe])
+                except Incomplete:
+                    continue
+                ends = fall + [e.state for e in exits]
+                if ends and all(not s.in_flight for s in ends):
+                    found = name
+                    break
+        self._resolution_cache[class_qualname] = found
+        return found
+
+
+def _as_exits(exits: list[Exit], fall: list[PathState], relpath: str, fn: FunctionSummary) -> list[Exit]:
+    implicit = ReturnInfo(relpath, fn.end_line, fn.qualname, frozenset(), True, "None")
+    return list(exits) + [Exit(s, implicit) for s in fall]
+
+
+def _compatible(a: PathState, b: PathState) -> bool:
+    other = dict(b.assumptions)
+    return all(other.get(k, v) == v for k, v in a.assumptions)
+
+
+def _bound_by_mode(paths: list[StepPath]) -> list[StepPath]:
+    """An unwaited exit taken only on some steps of a mode that otherwise waits
+    is bounded by those steps: the host cannot run ahead of the mode for long."""
+    bounded = [p for p in paths if p.verdict in ("waits inline", "deferred", "semaphore")]
+    out: list[StepPath] = []
+    for path in paths:
+        if path.verdict == UNBOUNDED:
+            peers = [b for b in bounded if _compatible(path.state, b.state)]
+            if peers:
+                out.append(
+                    StepPath(
+                        path.state, path.returns, "bounded by the mode's other steps",
+                        f"a data-dependent exit; other steps of this mode are {peers[0].verdict}",
+                        None,
+                    )  # fmt: skip
+                    )
+                continue
+        out.append(path)
+    return out

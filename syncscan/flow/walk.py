@@ -1,0 +1,495 @@
+"""The path walker: runs a step root abstractly, inlining what it calls.
+
+Each statement maps a list of path states to a list of path states; a `return`
+turns a state into an exit. Calls to project code are inlined (memoised per
+callee context and input facts); calls the packs give a meaning to become
+effects: a pinned write, a launch, a host wait, an event record. `with` on a
+`@contextmanager` runs the code before `yield`, then the body, then what
+follows `yield` and its `finally` — the shape of an event-guarded region.
+Work is bounded: past the budget the root is reported incomplete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from syncscan.flow.buffers import BufferOracle
+from syncscan.flow.frames import Frame, ParamBinding
+from syncscan.flow.modes import ModeOracle
+from syncscan.flow.state import (
+    DEVICE_BARRIER,
+    PathState,
+    Trace,
+    WitnessStep,
+    canonical,
+    compose,
+    dedupe,
+    merge,
+)
+from syncscan.index import ir
+from syncscan.index.summary import FunctionSummary
+from syncscan.packs import Vocabulary
+from syncscan.resolve.calls import CallResolver, CallSite
+from syncscan.resolve.program import Program
+from syncscan.resolve.types import Scope, TypeOracle
+
+MAX_DEPTH = 24
+DEFAULT_BUDGET = 400_000
+
+
+class Incomplete(Exception):
+    """The root needed more work than the budget allows."""
+
+
+@dataclass(frozen=True)
+class ReturnInfo:
+    path: str
+    line: int
+    function: str
+    types: frozenset[str]
+    is_none: bool
+    text: str
+
+
+@dataclass(frozen=True)
+class Exit:
+    state: PathState
+    ret: ReturnInfo
+    outer: bool = False  # a return from a `with` body, seen inside a context manager
+
+
+YieldHook = Callable[[list[PathState]], tuple[list[PathState], list[Exit]]]
+
+
+class Walker:
+    def __init__(
+        self,
+        program: Program,
+        types: TypeOracle,
+        resolver: CallResolver,
+        buffers: BufferOracle,
+        modes: ModeOracle,
+        vocabulary: Vocabulary,
+        budget: int = DEFAULT_BUDGET,
+    ) -> None:
+        self.program = program
+        self.types = types
+        self.resolver = resolver
+        self.buffers = buffers
+        self.modes = modes
+        self.vocab = vocabulary
+        self.budget = budget
+        self.work = 0
+        self._memo: dict[tuple, list[PathState]] = {}
+        self._active: set[tuple[str, str | None]] = set()
+        self._event_types = vocabulary.names("event_types")
+        self._stream_types = vocabulary.names("stream_types")
+
+    # ------------------------------------------------------------------ entry points
+    def frame_for(
+        self,
+        function: FunctionSummary,
+        self_class: str | None,
+        self_path: str | None,
+        params: tuple[tuple[str, ParamBinding], ...] = (),
+        mode_params: frozenset[str] = frozenset(),
+    ) -> Frame | None:
+        module = self.program.module_of(function.qualname)
+        if module is None:
+            return None
+        return Frame(
+            Scope(module, function, self_class),
+            self_path,
+            params,
+            mode_params,
+            self.program.project.relpath(module.path),
+        )
+
+    def run(
+        self, frame: Frame, states: list[PathState], depth: int = 0
+    ) -> tuple[list[PathState], list[Exit]]:
+        """Walk a whole function: (states falling off its end, its returns)."""
+        return self.block(frame.function.body, frame, states, depth, None)
+
+    # ------------------------------------------------------------------ statements
+    def block(
+        self,
+        stmts: tuple[ir.Stmt, ...],
+        frame: Frame,
+        states: list[PathState],
+        depth: int,
+        on_yield: YieldHook | None,
+    ) -> tuple[list[PathState], list[Exit]]:
+        exits: list[Exit] = []
+        for stmt in stmts:
+            if not states:
+                break
+            self.work += 1
+            if self.work > self.budget:
+                raise Incomplete(f"more than {self.budget} statement visits")
+            states, more = self.statement(stmt, frame, states, depth, on_yield)
+            exits.extend(more)
+        return states, exits
+
+    def statement(
+        self,
+        stmt: ir.Stmt,
+        frame: Frame,
+        states: list[PathState],
+        depth: int,
+        on_yield: YieldHook | None,
+    ) -> tuple[list[PathState], list[Exit]]:
+        if isinstance(stmt, ir.Eval):
+            if isinstance(stmt.value, ir.Yield) and on_yield is not None:
+                states = self.expr(stmt.value.value, frame, states, depth)
+                return on_yield(states)
+            return self.expr(stmt.value, frame, states, depth), []
+        if isinstance(stmt, ir.Assign):
+            if isinstance(stmt.value, ir.Yield) and on_yield is not None:
+                states = self.expr(stmt.value.value, frame, states, depth)
+                return on_yield(states)
+            states = self.expr(stmt.value, frame, states, depth)
+            for target in stmt.targets:
+                states = self.assignment(target, stmt, frame, states, depth)
+            return states, []
+        if isinstance(stmt, ir.If):
+            states = self.expr(stmt.test, frame, states, depth)
+            true_states, false_states = self.modes.split(stmt.test, frame, states)
+            t_states, t_exits = self.block(stmt.body, frame, true_states, depth, on_yield)
+            f_states, f_exits = self.block(stmt.orelse, frame, false_states, depth, on_yield)
+            return merge(t_states + f_states), t_exits + f_exits
+        if isinstance(stmt, ir.Loop):
+            states = self.expr(stmt.iter, frame, states, depth)
+            body_states, exits = self.block(stmt.body, frame, states, depth, on_yield)
+            else_states, more = self.block(
+                stmt.orelse, frame, merge(states + body_states), depth, on_yield
+            )
+            return merge(else_states), exits + more
+        if isinstance(stmt, ir.With):
+            return self.with_stmt(stmt, 0, frame, states, depth, on_yield)
+        if isinstance(stmt, ir.Try):
+            return self.try_stmt(stmt, frame, states, depth, on_yield)
+        if isinstance(stmt, ir.Return):
+            states = self.expr(stmt.value, frame, states, depth)
+            info = self.return_info(stmt, frame)
+            return [], [Exit(s, info) for s in states]
+        if isinstance(stmt, ir.Raise):
+            self.expr(stmt.value, frame, states, depth)
+            return [], []  # an exception is not a completion of the step
+        return states, []
+
+    def try_stmt(
+        self,
+        stmt: ir.Try,
+        frame: Frame,
+        states: list[PathState],
+        depth: int,
+        on_yield: YieldHook | None,
+    ) -> tuple[list[PathState], list[Exit]]:
+        body_states, exits = self.block(stmt.body, frame, states, depth, on_yield)
+        handler_states: list[PathState] = []
+        for handler in stmt.handlers:
+            h_states, h_exits = self.block(handler, frame, states, depth, on_yield)
+            handler_states += h_states
+            exits += h_exits
+        else_states, else_exits = self.block(stmt.orelse, frame, body_states, depth, on_yield)
+        exits += else_exits
+        states = merge(else_states + handler_states)
+        if not stmt.finalbody:
+            return states, exits
+        states, final_exits = self.block(stmt.finalbody, frame, states, depth, on_yield)
+        # Returns inside the try run the finally block on their way out.
+        passed: list[Exit] = []
+        for exit_ in exits:
+            after, more = self.block(stmt.finalbody, frame, [exit_.state], depth, None)
+            passed.extend(replace(exit_, state=s) for s in after)
+            final_exits.extend(more)
+        return states, passed + final_exits
+
+    def with_stmt(
+        self,
+        stmt: ir.With,
+        index: int,
+        frame: Frame,
+        states: list[PathState],
+        depth: int,
+        on_yield: YieldHook | None,
+    ) -> tuple[list[PathState], list[Exit]]:
+        if index >= len(stmt.items):
+            return self.block(stmt.body, frame, states, depth, on_yield)
+        item = stmt.items[index]
+
+        def body(inner: list[PathState]) -> tuple[list[PathState], list[Exit]]:
+            return self.with_stmt(stmt, index + 1, frame, inner, depth, on_yield)
+
+        context = item.context
+        if isinstance(context, ir.Call):
+            # Arguments first, then the context manager itself.
+            for arg in (*context.args, *(v for _, v in context.kwargs)):
+                states = self.expr(arg, frame, states, depth)
+            site = self.resolver.resolve(context, frame.scope)
+            managers = [c for c in site.callees if c.function.has_decorator("contextmanager")]
+            if managers and depth < MAX_DEPTH:
+                return self.enter_generator(site, managers, context, frame, states, depth, body)
+            if site.constructs is not None:
+                return self.enter_object(site.constructs, context, frame, states, depth, body)
+            states = self.effects(site, frame, states, depth)
+            return body(states)
+        states = self.expr(context, frame, states, depth)
+        return body(states)
+
+    def enter_generator(self, site, managers, call, frame, states, depth, body):
+        """Run a @contextmanager: code before yield, the with-body, code after."""
+        out_states: list[PathState] = []
+        out_exits: list[Exit] = []
+        for callee in managers:
+            callee_frame = self.callee_frame(site, callee, frame)
+            if callee_frame is None:
+                continue
+            step = self.site_step(frame, call, f"enters {callee.function.qualname}")
+
+            def hook(inner: list[PathState]) -> tuple[list[PathState], list[Exit]]:
+                fall, exits = body(inner)
+                return fall, [replace(e, outer=True) for e in exits]
+
+            fall, exits = self.block(
+                callee_frame.function.body, callee_frame, states, depth + 1, hook
+            )
+            for exit_ in exits:
+                if exit_.outer:
+                    out_exits.append(replace(exit_, outer=False))
+                else:
+                    out_states.append(exit_.state)  # generator return: the with ends
+            out_states.extend(fall)
+            del step
+        return merge(out_states), out_exits
+
+    def enter_object(self, class_qualname, call, frame, states, depth, body):
+        """`with C(...)`: __init__, __enter__, the body, __exit__."""
+        states = self.effects(self.resolver.resolve(call, frame.scope), frame, states, depth)
+        for name in ("__enter__",):
+            states = self.call_method(class_qualname, name, call, frame, states, depth)
+        states, exits = body(states)
+        states = self.call_method(class_qualname, "__exit__", call, frame, states, depth)
+        return states, exits
+
+    def call_method(self, class_qualname, name, call, frame, states, depth):
+        method = self.program.find_method(class_qualname, name)
+        if method is None:
+            return states
+        from syncscan.resolve.calls import Callee
+
+        site = CallSite(call, (Callee(method, class_qualname, "with"),), None, name, None,
+                        frozenset({class_qualname}), None, None)  # fmt: skip
+        return self.inline(site, frame, states, depth)
+
+    # ------------------------------------------------------------------ expressions
+    def expr(
+        self, expr: ir.Expr | None, frame: Frame, states: list[PathState], depth: int
+    ) -> list[PathState]:
+        if expr is None or not states:
+            return states
+        for call in ir.iter_calls(expr):
+            site = self.resolver.resolve(call, frame.scope)
+            states = self.effects(site, frame, states, depth)
+            if not states:
+                break
+        return states
+
+    def assignment(
+        self, target: ir.Expr, stmt: ir.Assign, frame: Frame, states: list[PathState], depth: int
+    ) -> list[PathState]:
+        if isinstance(target, ir.Subscript):
+            return self.write(target.base, frame, states, stmt.line, "writes")
+        if isinstance(target, ir.Seq):
+            for element in target.elts:
+                states = self.assignment(element, stmt, frame, states, depth)
+        return states
+
+    def write(
+        self, buffer: ir.Expr, frame: Frame, states: list[PathState], line: int, verb: str
+    ) -> list[PathState]:
+        fact = self.buffers.provenance(buffer, frame)
+        if fact is None or not (fact.pinned and fact.persistent):
+            return states
+        where = f"{self.program.project.relpath(fact.path)}:{fact.line}" if fact.path else "?"
+        note = f"{verb} pinned buffer {fact.origin} (allocated at {where})"
+        if fact.pool:
+            note += f"; slot of round-robin pool {fact.pool}"
+        trace = (WitnessStep(frame.relpath, line, frame.function.qualname, note),)
+        return [s.on_write(trace) for s in states]
+
+    # ------------------------------------------------------------------ calls
+    def effects(
+        self, site: CallSite, frame: Frame, states: list[PathState], depth: int
+    ) -> list[PathState]:
+        call = site.call
+        vocab = self.vocab
+        method = site.method
+        kwargs = dict(call.kwargs)
+        here = frame.function.qualname
+
+        def trace(note: str) -> Trace:
+            return (WitnessStep(frame.relpath, call.line, here, note),)
+
+        if site.kernel is not None:
+            note = f"launches kernel {site.kernel.name}"
+            return [s.on_launch(trace(note)) for s in states]
+        if site.external is not None:
+            if site.external in vocab.names("full_device_waits"):
+                t = trace(f"host waits for the whole device ({site.external})")
+                return [s.on_wait(t, DEVICE_BARRIER) for s in states]
+            if site.external in vocab.names("write_functions") and call.args:
+                return self.write(call.args[0], frame, states, call.line, "writes (copy into)")
+            if any(site.external.startswith(p) for p in vocab.names("launch_prefixes")):
+                return [s.on_launch(trace(f"launches {site.external}")) for s in states]
+        out = kwargs.get(vocab.scalar("out_keyword", "out"))
+        if out is not None:
+            states = self.write(out, frame, states, call.line, "writes (out=)")
+        if method is not None and site.receiver is not None:
+            receiver_kind = self._receiver_kind(site)
+            if receiver_kind is not None:
+                event = self.buffers.access_path(site.receiver, frame) or (
+                    ir.dotted(site.receiver) or f"<{receiver_kind}@{call.line}>"
+                )
+                if method in vocab.names("host_wait_methods"):
+                    t = trace(f"host waits on {receiver_kind} {event}.{method}()")
+                    return [s.on_wait(t, event) for s in states]
+                if method in vocab.names("event_record_methods") and receiver_kind == "event":
+                    return [s.on_record(event) for s in states]
+                if method in vocab.names("device_wait_methods"):
+                    return states  # orders streams on the device, never the host
+            if method in vocab.names("implicit_wait_methods") and self.buffers.is_device_value(
+                site.receiver, frame
+            ):
+                t = trace(f"host waits: .{method}() copies a device tensor to the host")
+                return [s.on_wait(t, None) for s in states]
+            if method in vocab.names("inplace_write_methods"):
+                states = self.write(site.receiver, frame, states, call.line, f"writes (.{method})")
+            async_kw = kwargs.get(vocab.scalar("async_copy_keyword", "non_blocking"))
+            if (
+                method in vocab.names("copy_methods")
+                and isinstance(async_kw, ir.Const)
+                and async_kw.value is True
+            ):
+                t = trace(f"launches an asynchronous copy (.{method}(non_blocking=True))")
+                states = [s.on_launch(t) for s in states]
+            elif method in vocab.names("launch_methods") and not site.callees:
+                fact = self.buffers.provenance(site.receiver, frame)
+                if method != "clone" or (fact is not None and fact.uva):
+                    states = [s.on_launch(trace(f"launches device work (.{method}())")) for s in states]
+        if site.callees and depth < MAX_DEPTH:
+            return self.inline(site, frame, states, depth)
+        return states
+
+    def _receiver_kind(self, site: CallSite) -> str | None:
+        for t in site.receiver_types:
+            if t in self._event_types:
+                return "event"
+            if t in self._stream_types or t.startswith(tuple(f"{s}." for s in self._stream_types)):
+                return "stream"
+        return None
+
+    def callee_frame(self, site: CallSite, callee, frame: Frame) -> Frame | None:
+        if callee.via in ("self", "super", "with"):
+            self_path = frame.self_path
+        elif callee.via == "constructor":
+            self_path = None
+        elif site.receiver is not None:
+            self_path = self.buffers.access_path(site.receiver, frame)
+        else:
+            self_path = None
+        params = self.bind_params(site.call, callee.function, frame, skip_self=callee.self_class is not None)
+        return self.frame_for(callee.function, callee.self_class, self_path, params)
+
+    def bind_params(
+        self, call: ir.Call, function: FunctionSummary, frame: Frame, skip_self: bool
+    ) -> tuple[tuple[str, ParamBinding], ...]:
+        params = list(function.params)
+        if skip_self and params and params[0].name in ("self", "cls"):
+            params = params[1:]
+        bindings: list[tuple[str, ParamBinding]] = []
+        kwargs = dict(call.kwargs)
+        for index, param in enumerate(params):
+            arg = call.args[index] if index < len(call.args) else kwargs.get(param.name)
+            if arg is None or isinstance(arg, ir.Opaque):
+                continue
+            binding = ParamBinding(
+                self.buffers.access_path(arg, frame),
+                self.buffers.provenance(arg, frame),
+                frozenset(),
+            )
+            if binding.path is None and binding.buffer is None:
+                continue
+            bindings.append((param.name, binding))
+        return tuple(bindings)
+
+    def inline(
+        self, site: CallSite, frame: Frame, states: list[PathState], depth: int
+    ) -> list[PathState]:
+        results: list[PathState] = []
+        for callee in site.callees:
+            context = (callee.function.qualname, callee.self_class)
+            if context in self._active:
+                results.extend(states)  # recursion: assume no effect
+                continue
+            callee_frame = self.callee_frame(site, callee, frame)
+            if callee_frame is None:
+                results.extend(states)
+                continue
+            step = self.site_step(frame, site.call, f"calls {callee.function.qualname}")
+            for state in states:
+                results.extend(self.call_one(callee_frame, state, step, depth))
+        return merge(dedupe(results))
+
+    def call_one(self, frame: Frame, state: PathState, step: WitnessStep, depth: int) -> list[PathState]:
+        """Walk one callee from one state, reusing an earlier walk of the same kind.
+
+        The callee is walked from a canonical input: the assumptions it could
+        test (those on its own `self` and the root's mode parameters) and
+        whether a pinned write already happened. `compose` puts the caller's
+        state back around the result, so unrelated facts do not multiply work.
+        """
+        fn = frame.function
+        start = canonical(self._visible(state, frame))
+        key = (fn.qualname, frame.scope.self_class, frame.self_path, frame.params, start.key())
+        outs = self._memo.get(key)
+        if outs is None:
+            context = (fn.qualname, frame.scope.self_class)
+            self._active.add(context)
+            try:
+                fall, exits = self.run(frame, [start], depth + 1)
+            finally:
+                self._active.discard(context)
+            outs = fall + [e.state for e in exits if not e.outer]
+            self._memo[key] = outs
+        return [compose(state, out, step) for out in outs]
+
+    def _visible(self, state: PathState, frame: Frame) -> PathState:
+        prefix = f"{frame.self_path}." if frame.self_path else None
+        kept = tuple(
+            (k, v)
+            for k, v in state.assumptions
+            if k in self.modes.root_mode_params or (prefix is not None and k.startswith(prefix))
+        )
+        return state if kept == state.assumptions else replace(state, assumptions=kept)
+
+    # ------------------------------------------------------------------ witness bits
+    def site_step(self, frame: Frame, call: ir.Call, note: str) -> WitnessStep:
+        return WitnessStep(frame.relpath, call.line, frame.function.qualname, note)
+
+    def return_info(self, stmt: ir.Return, frame: Frame) -> ReturnInfo:
+        value = stmt.value
+        is_none = value is None or (isinstance(value, ir.Const) and value.value is None)
+        types = frozenset() if is_none else self.types.expr_types(value, frame.scope)
+        text = "None" if is_none else _describe(value)
+        return ReturnInfo(frame.relpath, stmt.line, frame.function.qualname, types, is_none, text)
+
+
+def _describe(expr: ir.Expr | None) -> str:
+    if isinstance(expr, ir.Call):
+        name = ir.dotted(expr.func)
+        return f"{name}(...)" if name else "a call result"
+    name = ir.dotted(expr)
+    return name or "a value"

@@ -1,0 +1,182 @@
+"""Packs: API semantics and framework profiles as rows of data.
+
+`rules/packs/torch.toml` says what each PyTorch call means for host/device
+ordering; a framework pack (`vllm.toml`) names the step roots, the resolution
+methods, mode labels and peer-bounded modes. Users add packs of their own from
+`[tool.syncscan] packs = [...]`. The engine reads only these dataclasses.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from syncscan.project import ConfigError, Project
+
+
+@dataclass(frozen=True)
+class StepRootSpec:
+    cls: str
+    method: str
+    subclasses: bool
+    continuation: tuple[str, ...]
+    pack: str
+
+
+@dataclass(frozen=True)
+class ModeLabel:
+    predicate: str
+    value: bool
+    label: str
+
+
+@dataclass(frozen=True)
+class BoundedMode:
+    predicate: str
+    value: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The merged API vocabulary of every active pack (lists are unioned)."""
+
+    lists: dict[str, frozenset[str]] = field(default_factory=dict)
+    scalars: dict[str, str] = field(default_factory=dict)
+
+    def names(self, key: str) -> frozenset[str]:
+        return self.lists.get(key, frozenset())
+
+    def scalar(self, key: str, default: str) -> str:
+        return self.scalars.get(key, default)
+
+
+@dataclass(frozen=True)
+class PackSet:
+    """Everything the active packs say."""
+
+    names: tuple[str, ...]
+    vocabulary: Vocabulary
+    step_roots: tuple[StepRootSpec, ...]
+    resolution_methods: frozenset[str]
+    mode_labels: tuple[ModeLabel, ...]
+    bounded_modes: tuple[BoundedMode, ...]
+    sources: tuple[str, ...]
+
+    def label_for(self, predicate: str, value: bool) -> str | None:
+        for row in self.mode_labels:
+            if row.predicate == predicate and row.value == value:
+                return row.label
+        return None
+
+    def bounded_reason(self, predicate: str, value: bool) -> str | None:
+        for row in self.bounded_modes:
+            if row.predicate == predicate and row.value == value:
+                return row.reason
+        return None
+
+
+_PACK_KEYS = frozenset({"pack", "vocabulary", "step_root", "resolution", "mode", "bounded_mode"})
+
+
+def _builtin_pack_texts() -> list[tuple[str, str]]:
+    packs_dir = resources.files("syncscan.rules").joinpath("packs")
+    out = []
+    for entry in sorted(packs_dir.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".toml"):
+            out.append((f"syncscan.rules/packs/{entry.name}", entry.read_text(encoding="utf-8")))
+    return out
+
+
+def _parse(source: str, text: str) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: pack is not valid TOML: {exc}") from exc
+    unknown = sorted(set(data) - _PACK_KEYS)
+    if unknown:
+        raise ConfigError(f"{source}: unknown pack table '{unknown[0]}'")
+    if not isinstance(data.get("pack"), dict) or "name" not in data["pack"]:
+        raise ConfigError(f"{source}: a pack needs [pack] with a name")
+    return data
+
+
+def _require(source: str, row: dict[str, Any], key: str, kind: type) -> Any:
+    value = row.get(key)
+    if not isinstance(value, kind):
+        raise ConfigError(f"{source}: '{key}' must be a {kind.__name__} in {row}")
+    return value
+
+
+def load_packs(project: Project) -> PackSet:
+    """Load the built-in packs that apply to `project`, then the user's packs."""
+    texts = _builtin_pack_texts()
+    for path in project.config.packs:
+        try:
+            texts.append((path, Path(path).read_text(encoding="utf-8")))
+        except OSError as exc:
+            raise ConfigError(f"{project.config.source}: cannot read pack {path}: {exc}") from exc
+    lists: dict[str, set[str]] = {}
+    scalars: dict[str, str] = {}
+    names: list[str] = []
+    sources: list[str] = []
+    roots: list[StepRootSpec] = []
+    resolution: set[str] = set()
+    labels: list[ModeLabel] = []
+    bounded: list[BoundedMode] = []
+    for source, text in texts:
+        data = _parse(source, text)
+        meta = data["pack"]
+        name = str(meta["name"])
+        if name in project.config.disable_packs:
+            continue
+        trigger = meta.get("activate_when_package")
+        if trigger is not None and not project.has_top_package(str(trigger)):
+            continue
+        names.append(name)
+        sources.append(source)
+        for key, value in data.get("vocabulary", {}).items():
+            if isinstance(value, list):
+                lists.setdefault(key, set()).update(str(v) for v in value)
+            else:
+                scalars[key] = str(value)
+        for row in data.get("step_root", []):
+            roots.append(
+                StepRootSpec(
+                    cls=_require(source, row, "class", str),
+                    method=_require(source, row, "method", str),
+                    subclasses=bool(row.get("subclasses", True)),
+                    continuation=tuple(row.get("continuation", [])),
+                    pack=name,
+                )
+            )
+        for row in data.get("resolution", []):
+            resolution.add(_require(source, row, "method", str))
+        for row in data.get("mode", []):
+            labels.append(
+                ModeLabel(
+                    _require(source, row, "predicate", str),
+                    _require(source, row, "value", bool),
+                    _require(source, row, "label", str),
+                )
+            )
+        for row in data.get("bounded_mode", []):
+            bounded.append(
+                BoundedMode(
+                    _require(source, row, "predicate", str),
+                    _require(source, row, "value", bool),
+                    _require(source, row, "reason", str),
+                )
+            )
+    return PackSet(
+        names=tuple(names),
+        vocabulary=Vocabulary({k: frozenset(v) for k, v in lists.items()}, scalars),
+        step_roots=tuple(roots),
+        resolution_methods=frozenset(resolution),
+        mode_labels=tuple(labels),
+        bounded_modes=tuple(bounded),
+        sources=tuple(sources),
+    )

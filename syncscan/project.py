@@ -1,0 +1,160 @@
+"""Find the analysed project: its root, its Python files and their module names.
+
+Module names come from the package structure on disk (a directory counts as a
+package when it holds `__init__.py`), so a directory holding top-level packages,
+such as an extracted wheel, is a valid root, and so is a package directory itself.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SKIP_DIRS = frozenset(
+    {".git", ".hg", "__pycache__", ".venv", "venv", ".tox", "node_modules", "build", "dist"}
+)
+
+
+class ConfigError(Exception):
+    """Bad configuration: the message names the key and the file."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """The effective `[tool.syncscan]` configuration of a run."""
+
+    source: str | None = None
+    packs: tuple[str, ...] = ()  # extra pack files, absolute paths
+    disable_packs: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    severity: dict[str, str] = field(default_factory=dict)
+    cache_dir: str | None = None
+
+
+_LIST_KEYS = ("packs", "disable_packs", "exclude", "select", "ignore")
+_KNOWN_KEYS = frozenset((*_LIST_KEYS, "severity", "cache_dir"))
+_SEVERITIES = frozenset({"error", "warning", "note"})
+
+
+def load_config(path: Path | None) -> Config:
+    """Read `[tool.syncscan]` from a pyproject.toml (or a bare syncscan TOML)."""
+    if path is None or not path.is_file():
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read configuration: {exc}") from exc
+    table: Any = data.get("tool", {}).get("syncscan") if path.name == "pyproject.toml" else data
+    if table is None:
+        return Config()
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.syncscan] must be a table")
+    unknown = sorted(set(table) - _KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown key 'tool.syncscan.{unknown[0]}'")
+    values: dict[str, Any] = {}
+    for key in _LIST_KEYS:
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{path}: 'tool.syncscan.{key}' must be a list of strings")
+        values[key] = tuple(value)
+    severity = table.get("severity", {})
+    if not isinstance(severity, dict) or not all(
+        isinstance(v, str) and v in _SEVERITIES for v in severity.values()
+    ):
+        raise ConfigError(
+            f"{path}: 'tool.syncscan.severity' must map rule codes to error|warning|note"
+        )
+    cache_dir = table.get("cache_dir")
+    if cache_dir is not None and not isinstance(cache_dir, str):
+        raise ConfigError(f"{path}: 'tool.syncscan.cache_dir' must be a string")
+    base = path.parent
+    return Config(
+        source=str(path),
+        packs=tuple(str((base / p).resolve()) for p in values["packs"]),
+        disable_packs=values["disable_packs"],
+        exclude=values["exclude"],
+        select=values["select"],
+        ignore=values["ignore"],
+        severity=dict(severity),
+        cache_dir=str((base / cache_dir).resolve()) if cache_dir else None,
+    )
+
+
+@dataclass
+class Project:
+    """The files of one analysed tree, by module name."""
+
+    root: Path
+    modules: dict[str, Path]  # module name -> file
+    packages: frozenset[str]  # module names that are packages (__init__.py)
+    config: Config
+
+    def relpath(self, path: str | Path) -> str:
+        try:
+            return Path(path).resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return Path(path).as_posix()
+
+    def has_top_package(self, name: str) -> bool:
+        return name in self.packages
+
+
+def find_config(root: Path) -> Path | None:
+    """The nearest pyproject.toml at or above `root` that has [tool.syncscan]."""
+    for directory in (root, *root.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                return candidate  # load_config reports the problem
+            if "syncscan" in data.get("tool", {}):
+                return candidate
+        if (directory / ".git").exists():
+            break
+    return None
+
+
+def discover(root: Path, config: Config) -> Project:
+    """List the Python files under `root` and name their modules."""
+    root = root.resolve()
+    modules: dict[str, Path] = {}
+    packages: set[str] = set()
+    init_cache: dict[Path, bool] = {}
+
+    def is_package_dir(directory: Path) -> bool:
+        if directory not in init_cache:
+            init_cache[directory] = (directory / "__init__.py").is_file()
+        return init_cache[directory]
+
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        directory = Path(dirpath)
+        for filename in sorted(filenames):
+            if not filename.endswith(".py"):
+                continue
+            path = directory / filename
+            rel = path.relative_to(root).as_posix()
+            if any(fnmatch.fnmatch(rel, pattern) for pattern in config.exclude):
+                continue
+            parts = [] if filename == "__init__.py" else [filename[:-3]]
+            d = directory
+            while is_package_dir(d):
+                parts.insert(0, d.name)
+                d = d.parent
+            if not parts:
+                continue
+            name = ".".join(parts)
+            if not all(p.isidentifier() for p in parts):
+                continue
+            if filename == "__init__.py":
+                packages.add(name)
+            modules.setdefault(name, path)
+    return Project(root=root, modules=modules, packages=frozenset(packages), config=config)

@@ -1,0 +1,107 @@
+"""The step-path call graph: every function a root may reach, with call sites.
+
+Nodes are `(function qualname, self class)` contexts rendered as strings; edges
+keep the call-site file, line and column (PyCG drops them; a witness needs
+them). The crawl also records which instance attributes the reachable code
+assigns: an attribute never assigned on the step path is instance-constant,
+which is what makes it a mode predicate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from syncscan.index import ir
+from syncscan.index.summary import FunctionSummary
+from syncscan.resolve.calls import CallResolver
+from syncscan.resolve.program import Program
+from syncscan.resolve.types import Scope, _self_assignments
+
+_MAX_NODES = 20000
+
+
+@dataclass
+class CallGraph:
+    graph: nx.MultiDiGraph = field(default_factory=nx.MultiDiGraph)
+    resolved_calls: int = 0
+    unresolved_calls: int = 0
+    assigned_attrs: set[tuple[str, str]] = field(default_factory=set)
+    incomplete: bool = False
+
+    def node_count(self) -> int:
+        return self.graph.number_of_nodes()
+
+
+def context_name(function: FunctionSummary, self_class: str | None) -> str:
+    if self_class and not function.qualname.startswith(self_class + "."):
+        return f"{function.qualname}@{self_class}"
+    return function.qualname
+
+
+def crawl(
+    program: Program,
+    resolver: CallResolver,
+    roots: list[tuple[FunctionSummary, str | None]],
+    graph: CallGraph | None = None,
+) -> CallGraph:
+    """Breadth-first over the resolved calls from `roots`."""
+    graph = graph or CallGraph()
+    seen: set[tuple[str, str | None]] = set()
+    frontier = list(roots)
+    while frontier:
+        function, self_class = frontier.pop(0)
+        key = (function.qualname, self_class)
+        if key in seen:
+            continue
+        seen.add(key)
+        if len(seen) > _MAX_NODES:
+            graph.incomplete = True
+            break
+        module = program.module_of(function.qualname)
+        if module is None:
+            continue
+        scope = Scope(module, function, self_class)
+        caller = context_name(function, self_class)
+        graph.graph.add_node(caller, path=module.path, line=function.line)
+        if self_class:
+            for attr, _, _ in _self_assignments(function.body):
+                graph.assigned_attrs.add((self_class, attr))
+        for call in _calls_in(function.body):
+            site = resolver.resolve(call, scope)
+            if site.resolved:
+                graph.resolved_calls += 1
+            else:
+                graph.unresolved_calls += 1
+            for callee in site.callees:
+                target = context_name(callee.function, callee.self_class)
+                graph.graph.add_edge(
+                    caller, target, path=module.path, line=call.line, col=call.col, via=callee.via
+                )
+                frontier.append((callee.function, callee.self_class))
+    return graph
+
+
+def _calls_in(stmts: tuple[ir.Stmt, ...]):
+    for stmt in stmts:
+        for value in _stmt_exprs(stmt):
+            yield from ir.iter_calls(value)
+        for child in ir.child_blocks(stmt):
+            yield from _calls_in(child)
+
+
+def _stmt_exprs(stmt: ir.Stmt) -> list[ir.Expr]:
+    if isinstance(stmt, ir.Assign):
+        return [e for e in (stmt.value, *stmt.targets) if e is not None]
+    if isinstance(stmt, ir.Eval):
+        return [stmt.value]
+    if isinstance(stmt, ir.If):
+        return [stmt.test]
+    if isinstance(stmt, ir.Loop):
+        return [e for e in (stmt.iter,) if e is not None]
+    if isinstance(stmt, ir.With):
+        return [item.context for item in stmt.items]
+    if isinstance(stmt, ir.Return | ir.Raise):
+        return [stmt.value] if stmt.value is not None else []
+    return []

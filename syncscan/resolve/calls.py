@@ -1,0 +1,204 @@
+"""Call resolution: which functions a call site may run.
+
+Resolves self-dispatch through the exact receiver class's MRO, `super()`,
+imports (absolute, relative, aliased), attributes typed by constructors or
+annotations (plus the overriding methods of subclasses), constructors
+(`__init__`), `functools.partial`, and string-named RPC through the packs'
+dispatch rules. What it cannot resolve it says so; it never guesses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from syncscan.index import ir
+from syncscan.index.summary import FunctionSummary
+from syncscan.resolve.program import Program
+from syncscan.resolve.types import Scope, TypeOracle
+
+
+@dataclass(frozen=True)
+class Callee:
+    """One function a call may run, with the class its `self` is bound to."""
+
+    function: FunctionSummary
+    self_class: str | None
+    via: str  # how it was resolved: self, super, import, attribute, constructor, kernel
+
+
+@dataclass(frozen=True)
+class CallSite:
+    call: ir.Call
+    callees: tuple[Callee, ...]
+    external: str | None  # dotted name outside the project (torch.cuda.synchronize)
+    method: str | None  # attribute called, for `obj.method(...)`
+    receiver: ir.Expr | None
+    receiver_types: frozenset[str]
+    constructs: str | None  # the class a constructor call builds
+    kernel: FunctionSummary | None  # `kernel[grid](...)` of a decorated kernel
+
+    @property
+    def resolved(self) -> bool:
+        return bool(self.callees) or self.external is not None or self.kernel is not None
+
+
+class CallResolver:
+    def __init__(self, program: Program, types: TypeOracle, launch_decorators: frozenset[str]):
+        self.program = program
+        self.types = types
+        self.launch_decorators = launch_decorators
+
+    def resolve(self, call: ir.Call, scope: Scope) -> CallSite:
+        func = call.func
+        if isinstance(func, ir.Subscript):
+            kernel = self._function_named(func.base, scope)
+            if kernel is not None and kernel.has_decorator(*self.launch_decorators):
+                return CallSite(call, (), None, None, None, frozenset(), None, kernel)
+            return CallSite(call, (), None, None, None, frozenset(), None, None)
+        if isinstance(func, ir.Attr):
+            return self._attribute_call(call, func, scope)
+        if isinstance(func, ir.Name):
+            return self._name_call(call, func, scope)
+        return CallSite(call, (), None, None, None, frozenset(), None, None)
+
+    # ------------------------------------------------------------------ helpers
+    def _function_named(self, expr: ir.Expr, scope: Scope) -> FunctionSummary | None:
+        target = self.program.resolve_dotted(scope.module, expr)
+        if target is None:
+            return None
+        symbol = self.program.lookup(target)
+        return symbol.function if symbol.kind == "function" else None
+
+    def constructor(self, class_qualname: str) -> tuple[Callee, ...]:
+        init = self.program.find_method(class_qualname, "__init__")
+        if init is None:
+            return ()
+        return (Callee(init, class_qualname, "constructor"),)
+
+    def _name_call(self, call: ir.Call, func: ir.Name, scope: Scope) -> CallSite:
+        is_local = scope.function is not None and (
+            func.id in self.types.local_values(scope.function)
+            or any(p.name == func.id for p in scope.function.params)
+        )
+        if is_local:
+            for t in sorted(self.types.expr_types(func, scope)):
+                if t.startswith(("partial[", "type[")):
+                    cls = t[t.index("[") + 1 : -1]
+                    return CallSite(
+                        call, self.constructor(cls), None, None, None, frozenset(), cls, None
+                    )
+            return CallSite(call, (), None, None, None, frozenset(), None, None)
+        if func.id == "super":
+            return CallSite(call, (), None, None, None, frozenset(), None, None)
+        target = self.program.resolve_local_name(scope.module, func.id)
+        if target is None:
+            # A builtin (len, range, isinstance...) or an unknown global.
+            return CallSite(call, (), f"builtins.{func.id}", None, None, frozenset(), None, None)
+        return self._dotted_call(call, target, scope)
+
+    def _dotted_call(self, call: ir.Call, target: str, scope: Scope) -> CallSite:
+        symbol = self.program.lookup(target)
+        if symbol.kind == "class":
+            return CallSite(
+                call, self.constructor(symbol.qualname), None, None, None, frozenset(),
+                symbol.qualname, None,
+            )  # fmt: skip
+        if symbol.kind == "function" and symbol.function is not None:
+            self_class = None
+            parent = symbol.function.qualname.rsplit(".", 1)[0]
+            if self.program.find_class(parent) is not None:
+                self_class = parent  # Class.method(...) called unbound / classmethod
+            return CallSite(
+                call, (Callee(symbol.function, self_class, "import"),), None, None, None,
+                frozenset(), None, None,
+            )  # fmt: skip
+        if symbol.kind == "value" and symbol.module is not None:
+            # A module-level alias: NAME = partial(C, ...) or NAME = other_function.
+            types = self.types.expr_types(symbol.value, Scope(symbol.module, None, None))
+            for t in sorted(types):
+                if t.startswith(("partial[", "type[")):
+                    cls = t[t.index("[") + 1 : -1]
+                    return CallSite(
+                        call, self.constructor(cls), None, None, None, frozenset(), cls, None
+                    )
+            return CallSite(call, (), None, None, None, frozenset(), None, None)
+        if symbol.kind == "external":
+            return CallSite(call, (), target, None, None, frozenset(), None, None)
+        return CallSite(call, (), None, None, None, frozenset(), None, None)
+
+    def _attribute_call(self, call: ir.Call, func: ir.Attr, scope: Scope) -> CallSite:
+        base = func.base
+        method = func.attr
+        # super().method(...)
+        if (
+            isinstance(base, ir.Call)
+            and isinstance(base.func, ir.Name)
+            and base.func.id == "super"
+            and scope.self_class
+            and scope.function is not None
+        ):
+            defining = scope.function.qualname.rsplit(".", 1)[0]
+            mro = self.program.mro(scope.self_class)
+            names = [c.qualname for c in mro]
+            start = names.index(defining) + 1 if defining in names else 1
+            for cls in mro[start:]:
+                if method in cls.methods:
+                    callee = Callee(cls.methods[method], scope.self_class, "super")
+                    return CallSite(call, (callee,), None, method, base, frozenset(), None, None)
+            return CallSite(call, (), None, method, base, frozenset(), None, None)
+        # self.method(...): exact receiver class.
+        if isinstance(base, ir.Name) and base.id == "self" and scope.self_class:
+            found = self.program.find_method(scope.self_class, method)
+            if found is not None:
+                callee = Callee(found, scope.self_class, "self")
+                return CallSite(
+                    call, (callee,), None, method, base, frozenset({scope.self_class}), None, None
+                )
+        # module.function(...) or package.Class(...) through imports.
+        if ir.dotted(base) is not None and not _is_local(base, scope, self.types):
+            target = self.program.resolve_dotted(scope.module, func)
+            if target is not None:
+                head_symbol = self.program.lookup(target.rsplit(".", 1)[0])
+                if head_symbol.kind in ("module", "external", "class"):
+                    site = self._dotted_call(call, target, scope)
+                    if site.resolved or head_symbol.kind != "external":
+                        return CallSite(
+                            call, site.callees, site.external, method, base, frozenset(),
+                            site.constructs, None,
+                        )  # fmt: skip
+        # obj.method(...) through the receiver's inferred types.
+        receiver_types = self.types.expr_types(base, scope)
+        callees: list[Callee] = []
+        externals: list[str] = []
+        for t in sorted(receiver_types):
+            cls_name = t[5:-1] if t.startswith("type[") else t
+            cls = self.program.find_class(cls_name)
+            if cls is None:
+                if not t.startswith(("list[", "partial[")):
+                    externals.append(f"{t}.{method}")
+                continue
+            found = self.program.find_method(cls_name, method)
+            if found is not None:
+                callees.append(Callee(found, cls_name, "attribute"))
+            for sub in self.program.subclasses(cls_name):
+                sub_cls = self.program.find_class(sub)
+                if sub_cls is not None and method in sub_cls.methods:
+                    callees.append(Callee(sub_cls.methods[method], sub, "attribute"))
+        unique = {(c.function.qualname, c.self_class): c for c in callees}
+        external = externals[0] if externals and not unique else None
+        return CallSite(
+            call, tuple(unique.values()), external, method, base, receiver_types, None, None
+        )
+
+
+def _is_local(expr: ir.Expr, scope: Scope, types: TypeOracle) -> bool:
+    while isinstance(expr, ir.Attr):
+        expr = expr.base
+    if not isinstance(expr, ir.Name):
+        return True
+    if expr.id == "self":
+        return True
+    fn = scope.function
+    if fn is None:
+        return False
+    return expr.id in types.local_values(fn) or any(p.name == expr.id for p in fn.params)

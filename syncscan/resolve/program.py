@@ -1,0 +1,230 @@
+"""The program: summaries loaded on demand, symbols, class hierarchy.
+
+A module is summarised only when something asks for a name inside it, so a run
+reads the step path and what it reaches, not the whole tree. Subclass queries
+use a cheap text scan of class headers to find candidate modules before
+loading any of them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from syncscan.index.build import SummaryError
+from syncscan.index.ir import Expr, dotted
+from syncscan.index.summary import ClassSummary, FunctionSummary, ModuleSummary
+from syncscan.project import Project
+
+_CLASS_HEADER = re.compile(r"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)[ \t]*:", re.M)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    path: str
+    message: str
+
+
+Summariser = Callable[[Project, str, Path], ModuleSummary]
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """What a dotted name denotes: a module, a class, a function or an external."""
+
+    kind: str  # "module" | "class" | "function" | "value" | "external"
+    qualname: str
+    module: ModuleSummary | None = None
+    cls: ClassSummary | None = None
+    function: FunctionSummary | None = None
+    value: Expr | None = None
+
+
+class Program:
+    """All summaries of a run and the questions asked across them."""
+
+    def __init__(self, project: Project, summariser: Summariser) -> None:
+        self.project = project
+        self._summarise = summariser
+        self._summaries: dict[str, ModuleSummary | None] = {}
+        self._class_headers: dict[str, list[tuple[str, str]]] | None = None
+        self._mro_cache: dict[str, tuple[ClassSummary, ...]] = {}
+        self._subclass_cache: dict[str, tuple[str, ...]] = {}
+        self.diagnostics: list[Diagnostic] = []
+        self.files_read = 0
+
+    # ------------------------------------------------------------------ loading
+    def summary(self, module: str) -> ModuleSummary | None:
+        if module in self._summaries:
+            return self._summaries[module]
+        path = self.project.modules.get(module)
+        summary = None
+        if path is not None:
+            try:
+                summary = self._summarise(self.project, module, path)
+            except SummaryError as exc:
+                self.diagnostics.append(Diagnostic(self.project.relpath(path), str(exc)))
+        self._summaries[module] = summary
+        return summary
+
+    def loaded(self) -> list[ModuleSummary]:
+        return [s for _, s in sorted(self._summaries.items()) if s is not None]
+
+    # ------------------------------------------------------------------ symbols
+    def lookup(self, qualname: str, _depth: int = 0) -> Symbol:
+        """Resolve a fully dotted name, following re-exports."""
+        if _depth > 8:
+            return Symbol("external", qualname)
+        parts = qualname.split(".")
+        for cut in range(len(parts), 0, -1):
+            module_name = ".".join(parts[:cut])
+            if module_name not in self.project.modules:
+                continue
+            module = self.summary(module_name)
+            if module is None:
+                return Symbol("external", qualname)
+            rest = parts[cut:]
+            if not rest:
+                return Symbol("module", module_name, module=module)
+            return self._member(module, rest, qualname, _depth)
+        return Symbol("external", qualname)
+
+    def _member(self, module: ModuleSummary, rest: list[str], qualname: str, depth: int) -> Symbol:
+        head, tail = rest[0], rest[1:]
+        if head in module.classes:
+            cls = module.classes[head]
+            if not tail:
+                return Symbol("class", cls.qualname, module=module, cls=cls)
+            if len(tail) == 1:
+                method = self.find_method(cls.qualname, tail[0])
+                if method is not None:
+                    return Symbol("function", method.qualname, module=module, function=method)
+            return Symbol("external", qualname)
+        if head in module.functions and not tail:
+            fn = module.functions[head]
+            return Symbol("function", fn.qualname, module=module, function=fn)
+        target = self.import_target(module, head)
+        if target is not None and target != qualname:
+            return self.lookup(".".join([target, *tail]), depth + 1)
+        if head in module.assigns and not tail:
+            return Symbol("value", f"{module.module}.{head}", module=module, value=module.assigns[head])
+        # A submodule not imported explicitly (package attribute access).
+        sub = f"{module.module}.{head}"
+        if sub in self.project.modules:
+            return self.lookup(".".join([sub, *tail]), depth + 1)
+        return Symbol("external", qualname)
+
+    def import_target(self, module: ModuleSummary, name: str) -> str | None:
+        for binding in module.imports:
+            if binding.name == name:
+                return binding.target
+        return None
+
+    def resolve_local_name(self, module: ModuleSummary, name: str) -> str | None:
+        """The dotted target a bare name in `module` refers to, if any."""
+        if name in module.classes or name in module.functions or name in module.assigns:
+            return f"{module.module}.{name}"
+        return self.import_target(module, name)
+
+    def resolve_dotted(self, module: ModuleSummary, expr: Expr) -> str | None:
+        """`a.b.c` in `module` -> its fully dotted target (project or external)."""
+        name = dotted(expr)
+        if name is None:
+            return None
+        head, _, tail = name.partition(".")
+        base = self.resolve_local_name(module, head)
+        if base is None:
+            return None
+        return f"{base}.{tail}" if tail else base
+
+    # ------------------------------------------------------------------ classes
+    def find_class(self, qualname: str) -> ClassSummary | None:
+        symbol = self.lookup(qualname)
+        return symbol.cls if symbol.kind == "class" else None
+
+    def module_of(self, qualname: str) -> ModuleSummary | None:
+        parts = qualname.split(".")
+        for cut in range(len(parts), 0, -1):
+            name = ".".join(parts[:cut])
+            if name in self.project.modules:
+                return self.summary(name)
+        return None
+
+    def mro(self, qualname: str) -> tuple[ClassSummary, ...]:
+        """Left-to-right depth-first linearisation, deduplicated (enough for dispatch)."""
+        if qualname in self._mro_cache:
+            return self._mro_cache[qualname]
+        self._mro_cache[qualname] = ()  # cycle guard
+        cls = self.find_class(qualname)
+        if cls is None:
+            return ()
+        order: list[ClassSummary] = [cls]
+        module = self.module_of(cls.qualname)
+        for base in cls.bases:
+            target = self.resolve_dotted(module, base) if module else None
+            if target is None:
+                continue
+            base_cls = self.find_class(target)
+            if base_cls is None:
+                continue
+            for ancestor in self.mro(base_cls.qualname):
+                if ancestor.qualname not in {c.qualname for c in order}:
+                    order.append(ancestor)
+        result = tuple(order)
+        self._mro_cache[qualname] = result
+        return result
+
+    def find_method(self, class_qualname: str, name: str) -> FunctionSummary | None:
+        for cls in self.mro(class_qualname):
+            if name in cls.methods:
+                return cls.methods[name]
+        return None
+
+    def is_subclass(self, child: str, parent: str) -> bool:
+        return any(c.qualname == parent for c in self.mro(child))
+
+    def subclasses(self, qualname: str) -> tuple[str, ...]:
+        """Every class in the tree deriving from `qualname` (transitively)."""
+        if qualname in self._subclass_cache:
+            return self._subclass_cache[qualname]
+        headers = self._headers()
+        found: list[str] = []
+        frontier = [qualname]
+        seen = {qualname}
+        while frontier:
+            current = frontier.pop()
+            simple = current.rsplit(".", 1)[-1]
+            for module_name, (name, bases) in (
+                (m, h) for m, hs in headers.items() for h in hs
+            ):
+                if not re.search(rf"\b{re.escape(simple)}\b", bases):
+                    continue
+                candidate = f"{module_name}.{name}"
+                if candidate in seen:
+                    continue
+                if self.is_subclass(candidate, current):
+                    seen.add(candidate)
+                    found.append(candidate)
+                    frontier.append(candidate)
+        result = tuple(sorted(found))
+        self._subclass_cache[qualname] = result
+        return result
+
+    def _headers(self) -> dict[str, list[tuple[str, str]]]:
+        if self._class_headers is None:
+            headers: dict[str, list[tuple[str, str]]] = {}
+            for module, path in sorted(self.project.modules.items()):
+                try:
+                    text = path.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                self.files_read += 1
+                if "class " not in text:
+                    continue
+                found = [(m.group(1), m.group(2)) for m in _CLASS_HEADER.finditer(text)]
+                if found:
+                    headers[module] = found
+            self._class_headers = headers
+        return self._class_headers

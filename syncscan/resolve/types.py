@@ -1,0 +1,326 @@
+"""Types of expressions, attributes and locals, inferred from the summaries.
+
+A type is a string: a project class (`pkg.mod.C`), an external dotted name
+(`torch.cuda.Event`), or a container `list[T]` / `partial[T]`. Inference is
+deliberately shallow: constructor calls, annotations (including class-level
+ones), return annotations, comprehensions and simple locals. What it cannot
+tell is the empty set, never a guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from syncscan.index import ir
+from syncscan.index.summary import FunctionSummary, ModuleSummary
+from syncscan.resolve.program import Program
+
+_WRAPPERS = frozenset({"Optional", "Final", "ClassVar", "Annotated"})
+_CONTAINERS = frozenset({"list", "List", "Sequence", "tuple", "Tuple", "deque", "Iterable"})
+_PARTIAL = frozenset({"functools.partial"})
+_MAX_DEPTH = 6
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where an expression is evaluated: its module, function and `self` class."""
+
+    module: ModuleSummary
+    function: FunctionSummary | None
+    self_class: str | None
+
+
+class TypeOracle:
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self._attr_cache: dict[tuple[str, str], frozenset[str]] = {}
+        self._assign_cache: dict[str, list[tuple[str, ir.Expr, Scope]]] = {}
+        self._locals_cache: dict[str, dict[str, list[ir.Expr]]] = {}
+        self._annotated: dict[tuple[str, str], list[tuple[ir.Expr, ModuleSummary]]] = {}
+
+    # ------------------------------------------------------------------ locals
+    def local_values(self, function: FunctionSummary) -> dict[str, list[ir.Expr]]:
+        """Every value assigned to each plain local name in `function`."""
+        cached = self._locals_cache.get(function.qualname)
+        if cached is not None:
+            return cached
+        values: dict[str, list[ir.Expr]] = {}
+
+        def visit(stmts: tuple[ir.Stmt, ...]) -> None:
+            for stmt in stmts:
+                if isinstance(stmt, ir.Assign) and stmt.aug_op is None:
+                    for target in stmt.targets:
+                        if isinstance(target, ir.Name):
+                            value = stmt.value if stmt.value is not None else stmt.annotation
+                            if value is not None:
+                                values.setdefault(target.id, []).append(value)
+                if isinstance(stmt, ir.Assign | ir.Eval):
+                    value = stmt.value
+                    for node in _walrus(value):
+                        values.setdefault(node.target, []).append(node.value)
+                if isinstance(stmt, ir.If):
+                    for node in _walrus(stmt.test):
+                        values.setdefault(node.target, []).append(node.value)
+                    visit(stmt.body)
+                    visit(stmt.orelse)
+                elif isinstance(stmt, ir.Loop):
+                    visit(stmt.body)
+                    visit(stmt.orelse)
+                elif isinstance(stmt, ir.With):
+                    visit(stmt.body)
+                elif isinstance(stmt, ir.Try):
+                    visit(stmt.body)
+                    for handler in stmt.handlers:
+                        visit(handler)
+                    visit(stmt.orelse)
+                    visit(stmt.finalbody)
+
+        visit(function.body)
+        self._locals_cache[function.qualname] = values
+        return values
+
+    # ------------------------------------------------------------------ attributes
+    def attribute_assignments(self, class_qualname: str) -> list[tuple[str, ir.Expr, Scope]]:
+        """(attr, value, scope) for every `self.attr = value` in the class's MRO."""
+        cached = self._assign_cache.get(class_qualname)
+        if cached is not None:
+            return cached
+        out: list[tuple[str, ir.Expr, Scope]] = []
+        for cls in self.program.mro(class_qualname):
+            module = self.program.module_of(cls.qualname)
+            if module is None:
+                continue
+            for method in cls.methods.values():
+                scope = Scope(module, method, class_qualname)
+                for target, value, annotation in _self_assignments(method.body):
+                    if value is not None:
+                        out.append((target, value, scope))
+                    if annotation is not None:
+                        self._annotated.setdefault((class_qualname, target), []).append(
+                            (annotation, module)
+                        )
+        self._assign_cache[class_qualname] = out
+        return out
+
+    def attr_types(self, class_qualname: str, attr: str, depth: int = 0) -> frozenset[str]:
+        key = (class_qualname, attr)
+        if key in self._attr_cache:
+            return self._attr_cache[key]
+        self._attr_cache[key] = frozenset()  # recursion guard
+        types: set[str] = set()
+        for cls in self.program.mro(class_qualname):
+            module = self.program.module_of(cls.qualname)
+            if module is None:
+                continue
+            if attr in cls.annotations:
+                types |= self.annotation_types(cls.annotations[attr], module)
+            if attr in cls.methods and cls.methods[attr].has_decorator(
+                "property", "cached_property"
+            ):
+                prop = cls.methods[attr]
+                if prop.returns is not None:
+                    types |= self.annotation_types(prop.returns, module)
+        for target, value, scope in self.attribute_assignments(class_qualname):
+            if target == attr:
+                types |= self.expr_types(value, scope, depth + 1)
+        for annotation, module in self._annotated.get(key, ()):
+            types |= self.annotation_types(annotation, module)
+        result = frozenset(types)
+        self._attr_cache[key] = result
+        return result
+
+    # ------------------------------------------------------------------ annotations
+    def annotation_types(self, expr: ir.Expr, module: ModuleSummary) -> frozenset[str]:
+        if isinstance(expr, ir.Const):
+            if isinstance(expr.value, str):
+                head = expr.value.split("[")[0].split("|")[0].strip()
+                return self.annotation_types(_parse_dotted(head), module) if head else frozenset()
+            return frozenset()
+        if isinstance(expr, ir.BinOp):
+            return self.annotation_types(expr.left, module) | self.annotation_types(
+                expr.right, module
+            )
+        if isinstance(expr, ir.Subscript):
+            outer = ir.dotted(expr.base) or ""
+            simple = outer.rsplit(".", 1)[-1]
+            if simple in _WRAPPERS or simple == "Union":
+                return self._index_types(expr.index, module)
+            if simple in _CONTAINERS:
+                return frozenset(f"list[{t}]" for t in self._index_types(expr.index, module))
+            return self.annotation_types(expr.base, module)
+        target = self.program.resolve_dotted(module, expr)
+        if target is None:
+            return frozenset()
+        symbol = self.program.lookup(target)
+        if symbol.kind == "class":
+            return frozenset({symbol.qualname})
+        if symbol.kind == "external":
+            return frozenset({target})
+        return frozenset()
+
+    def _index_types(self, index: ir.Expr, module: ModuleSummary) -> frozenset[str]:
+        if isinstance(index, ir.Opaque | ir.Seq):
+            parts = index.parts if isinstance(index, ir.Opaque) else index.elts
+            out: frozenset[str] = frozenset()
+            for part in parts:
+                out |= self.annotation_types(part, module)
+            return out
+        return self.annotation_types(index, module)
+
+    # ------------------------------------------------------------------ expressions
+    def expr_types(self, expr: ir.Expr | None, scope: Scope, depth: int = 0) -> frozenset[str]:
+        if expr is None or depth > _MAX_DEPTH:
+            return frozenset()
+        if isinstance(expr, ir.Name):
+            return self._name_types(expr.id, scope, depth)
+        if isinstance(expr, ir.Attr):
+            if isinstance(expr.base, ir.Name) and expr.base.id == "self" and scope.self_class:
+                return self.attr_types(scope.self_class, expr.attr, depth)
+            target = self.program.resolve_dotted(scope.module, expr)
+            if target is not None:
+                symbol = self.program.lookup(target)
+                if symbol.kind == "class":
+                    return frozenset({f"type[{symbol.qualname}]"})
+            out: set[str] = set()
+            for base_type in self.expr_types(expr.base, scope, depth + 1):
+                if self.program.find_class(base_type) is not None:
+                    out |= self.attr_types(base_type, expr.attr, depth + 1)
+            return frozenset(out)
+        if isinstance(expr, ir.Call):
+            return self.call_types(expr, scope, depth)
+        if isinstance(expr, ir.Subscript):
+            return frozenset(
+                t[5:-1] for t in self.expr_types(expr.base, scope, depth + 1) if t.startswith("list[")
+            )
+        if isinstance(expr, ir.IfExp):
+            return self.expr_types(expr.body, scope, depth + 1) | self.expr_types(
+                expr.orelse, scope, depth + 1
+            )
+        if isinstance(expr, ir.BoolOp):
+            out2: frozenset[str] = frozenset()
+            for value in expr.values:
+                out2 |= self.expr_types(value, scope, depth + 1)
+            return out2
+        if isinstance(expr, ir.Comp):
+            return frozenset(f"list[{t}]" for t in self.expr_types(expr.elt, scope, depth + 1))
+        if isinstance(expr, ir.Seq):
+            out3: set[str] = set()
+            for elt in expr.elts:
+                out3 |= {f"list[{t}]" for t in self.expr_types(elt, scope, depth + 1)}
+            return frozenset(out3)
+        if isinstance(expr, ir.NamedExpr):
+            return self.expr_types(expr.value, scope, depth + 1)
+        return frozenset()
+
+    def _name_types(self, name: str, scope: Scope, depth: int) -> frozenset[str]:
+        fn = scope.function
+        if fn is not None:
+            for param in fn.params:
+                if param.name == name and param.annotation is not None:
+                    return self.annotation_types(param.annotation, scope.module)
+            values = self.local_values(fn).get(name)
+            if values:
+                out: frozenset[str] = frozenset()
+                for value in values:
+                    if isinstance(value, ir.Name) and value.id == name:
+                        continue
+                    out |= self.expr_types(value, scope, depth + 1)
+                return out
+        target = self.program.resolve_local_name(scope.module, name)
+        if target is None:
+            return frozenset()
+        symbol = self.program.lookup(target)
+        if symbol.kind == "class":
+            return frozenset({f"type[{symbol.qualname}]"})
+        if symbol.kind == "value" and symbol.module is not None:
+            return self.expr_types(symbol.value, Scope(symbol.module, None, None), depth + 1)
+        return frozenset()
+
+    def call_types(self, call: ir.Call, scope: Scope, depth: int) -> frozenset[str]:
+        """Types of a call's result: constructed class, partial, or return annotation."""
+        func = call.func
+        target = self.program.resolve_dotted(scope.module, func) if ir.dotted(func) else None
+        local = isinstance(func, ir.Name) and scope.function is not None and (
+            func.id in self.local_values(scope.function)
+        )
+        if target is not None and not local:
+            if target in _PARTIAL and call.args:
+                return frozenset(
+                    f"partial[{t[5:-1]}]"
+                    for t in self.expr_types(call.args[0], scope, depth + 1)
+                    if t.startswith("type[")
+                )
+            symbol = self.program.lookup(target)
+            if symbol.kind == "class":
+                return frozenset({symbol.qualname})
+            if symbol.kind == "function" and symbol.function is not None and symbol.module:
+                return self._return_types(symbol.function, symbol.module)
+            if symbol.kind == "external":
+                return frozenset({target})
+        out: set[str] = set()
+        callee_types = self.expr_types(func, scope, depth + 1)
+        for t in callee_types:
+            if t.startswith("partial[") or t.startswith("type["):
+                out.add(t[t.index("[") + 1 : -1])
+        if isinstance(func, ir.Attr):
+            for base_type in self.expr_types(func.base, scope, depth + 1):
+                if base_type.startswith("type["):
+                    base_type = base_type[5:-1]  # classmethod / staticmethod call
+                method = self.program.find_method(base_type, func.attr)
+                module = self.program.module_of(method.qualname) if method else None
+                if method is not None and module is not None:
+                    out |= self._return_types(method, module, base_type)
+                elif self.program.find_class(base_type) is None and not base_type.startswith(
+                    ("list[", "partial[")
+                ):
+                    out.add(f"{base_type}.{func.attr}()")
+        return frozenset(out)
+
+    def _return_types(
+        self, function: FunctionSummary, module: ModuleSummary, self_class: str | None = None
+    ) -> frozenset[str]:
+        if function.returns is not None:
+            types = self.annotation_types(function.returns, module)
+            if types:
+                return frozenset(
+                    self_class if t in {"Self", "typing.Self", "typing_extensions.Self"} and self_class else t
+                    for t in types
+                )
+        return frozenset()
+
+
+def _walrus(expr: ir.Expr | None):
+    if expr is None:
+        return
+    if isinstance(expr, ir.NamedExpr):
+        yield expr
+    for value in vars(expr).values():
+        if isinstance(value, ir.Expr):
+            yield from _walrus(value)
+        elif isinstance(value, tuple):
+            for item in value:
+                if isinstance(item, ir.Expr):
+                    yield from _walrus(item)
+
+
+def _self_assignments(stmts: tuple[ir.Stmt, ...]):
+    """(attr, value, annotation) for every `self.attr = value` / `self.attr: T`."""
+    for stmt in stmts:
+        if isinstance(stmt, ir.Assign) and stmt.aug_op is None:
+            for target in stmt.targets:
+                if (
+                    isinstance(target, ir.Attr)
+                    and isinstance(target.base, ir.Name)
+                    and target.base.id == "self"
+                ):
+                    yield target.attr, stmt.value, stmt.annotation
+        for child in ir.child_blocks(stmt):
+            yield from _self_assignments(child)
+
+
+def _parse_dotted(text: str) -> ir.Expr:
+    parts = text.split(".")
+    expr: ir.Expr = ir.Name(parts[0])
+    for part in parts[1:]:
+        expr = ir.Attr(expr, part)
+    return expr
