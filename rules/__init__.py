@@ -1,1 +1,22 @@
-"""syncscan.rules: one module per rule code, plus the data packs."""
+"""syncscan.rules: one module per rule code, plus the data packs (`packs/`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .base import Rule
+
+
+def all_rules() -> list[type[Rule]]:
+    """Every rule, in code order. Imported lazily: packs load from this package."""
+    from .sync001_unbounded_step import UnboundedStep
+
+    return sorted([UnboundedStep], key=lambda r: r.code)
+
+
+def rule_by_code(code: str) -> type[Rule] | None:
+    for rule in all_rules():
+        if rule.code == code.upper() or rule.name == code.lower():
+            return rule
+    return None

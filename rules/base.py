@@ -1,0 +1,80 @@
+"""What a rule is, and what it reports.
+
+A rule is one class in one module: its code, name, default severity, the
+documentation in four parts (what it does, why it is bad, example, use
+instead), the reference remedy, VALID and INVALID example projects that the
+test suite runs, and `check`, which turns the analysis into findings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from syncscan.flow.context import Analysis
+from syncscan.flow.state import WitnessStep
+
+
+@dataclass(frozen=True)
+class Location:
+    path: str
+    line: int
+    column: int
+    function: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    name: str
+    severity: str  # error | warning | note
+    confidence: str  # high | medium | low
+    message: str
+    location: Location
+    step_root: str
+    mode: tuple[tuple[str, bool], ...]
+    mode_label: str
+    witness: tuple[WitnessStep, ...]
+    remedy: str
+    related: tuple[Location, ...] = ()
+    fingerprint: str = ""
+
+    def sort_key(self) -> tuple:
+        return (self.location.path, self.location.line, self.location.column, self.code, self.fingerprint)
+
+
+def fingerprint(*parts: str) -> str:
+    """A stable identity for a finding that does not depend on line numbers."""
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+    return digest[:20]
+
+
+@dataclass(frozen=True)
+class Example:
+    """A small project: files by relative path, plus the pack it is analysed with."""
+
+    files: dict[str, str]
+    pack: str
+    expect: int = 0  # findings of this rule expected
+    title: str = ""
+
+
+@dataclass
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[str]
+    summary: ClassVar[str]
+    remedy: ClassVar[str]
+    VALID: ClassVar[list[Example]]
+    INVALID: ClassVar[list[Example]]
+    options: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def documentation(cls) -> str:
+        return (cls.__doc__ or "").strip()
+
+    def check(self, analysis: Analysis) -> list[Finding]:
+        raise NotImplementedError
