@@ -91,7 +91,12 @@ class BufferOracle:
                     best = fact
             return best.with_pool(pool) if best is not None else None
         if isinstance(expr, ir.Subscript):
-            return self._provenance(expr.base, scope, frame, depth + 1)
+            fact = self._provenance(expr.base, scope, frame, depth + 1)
+            return fact.with_pool(self._pool_of(expr, scope, depth)) if fact else None
+        if isinstance(expr, ir.Comp):
+            return self._provenance(expr.elt, scope, frame, depth + 1)
+        if isinstance(expr, ir.Seq) and expr.elts:
+            return self._provenance(expr.elts[0], scope, frame, depth + 1)
         if isinstance(expr, ir.IfExp):
             a = self._provenance(expr.body, scope, frame, depth + 1)
             b = self._provenance(expr.orelse, scope, frame, depth + 1)

@@ -1,0 +1,45 @@
+"""Every fixture pair: the buggy project is reported, the fixed/clean one is not."""
+
+from __future__ import annotations
+
+import tomllib
+import pytest
+from helpers import FIXTURES, analyse
+
+CASES = sorted(
+    (shape.name, variant)
+    for shape in FIXTURES.iterdir()
+    if (shape / "expect.toml").is_file()
+    for variant in tomllib.loads((shape / "expect.toml").read_text()).keys()
+)
+
+
+def test_every_fixture_has_a_project() -> None:
+    assert len(CASES) >= 9
+    for shape, variant in CASES:
+        assert (FIXTURES / shape / variant).is_dir(), f"{shape}/{variant} missing"
+
+
+@pytest.mark.parametrize(("shape", "variant"), CASES, ids=[f"{s}/{v}" for s, v in CASES])
+def test_fixture(shape: str, variant: str) -> None:
+    expect = tomllib.loads((FIXTURES / shape / "expect.toml").read_text())[variant]
+    result = analyse(FIXTURES / shape / variant)
+    assert result.diagnostics == []
+    if "findings" in expect:
+        assert len(result.findings) == expect["findings"], [f.message for f in result.findings]
+    if "code" in expect:
+        matching = [
+            f
+            for f in result.findings
+            if f.code == expect["code"] and f.location.function == expect["function"]
+        ]
+        assert len(matching) == 1, [f.message for f in result.findings]
+        finding = matching[0]
+        for predicate, value in expect.get("mode", {}).items():
+            assert dict(finding.mode).get(predicate) is value
+        functions = [step.function for step in finding.witness]
+        assert expect["witness_function"] in functions
+    if "audit_verdict" in expect:
+        verdicts = {p.verdict for r in result.analysis.step_results for p in r.paths}
+        assert expect["audit_verdict"] in verdicts
+

@@ -1,0 +1,130 @@
+"""SYNC001 on real vLLM releases: the encoder-only slot-reuse race of 0.28.0,
+its absence in 0.29.0, and the reference remedy applied to 0.28.0."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from engine_trees import apply_edit, copy_tree
+from helpers import analyse
+
+from syncscan.runner import RunResult
+
+V2 = "vllm.v1.worker.gpu.model_runner.GPUModelRunner.execute_model"
+V2_FILE = "vllm/v1/worker/gpu/model_runner.py"
+
+
+@pytest.fixture(scope="module")
+def result_0_28(vllm_0_28: Path) -> RunResult:
+    return analyse(vllm_0_28)
+
+
+@pytest.fixture(scope="module")
+def result_0_29(vllm_0_29: Path) -> RunResult:
+    return analyse(vllm_0_29)
+
+
+def replace_once(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"anchor not unique in {path}"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def errors(result: RunResult, code: str) -> list:
+    return [f for f in result.findings if f.code == code and f.severity == "error"]
+
+
+def test_0_28_reports_exactly_the_encoder_only_step(result_0_28: RunResult) -> None:
+    found = errors(result_0_28, "SYNC001")
+    assert len(found) == 1, [f.message for f in found]
+    finding = found[0]
+    assert finding.location.function == V2
+    assert finding.location.path == V2_FILE
+    assert "encoder-only" in finding.mode_label
+    assert dict(finding.mode)["self.is_encoder_only"] is True
+    writes = [w for w in finding.witness if w.function.endswith("UvaBufferPool.copy_to_uva")]
+    assert writes and writes[0].path == "vllm/v1/worker/gpu/buffer_utils.py"
+    assert "round-robin pool" in writes[-1].note
+    assert "make_empty_encoder_model_runner_output" in _source_line(result_0_28, finding)
+    assert finding.witness[-1].line == finding.location.line
+
+
+def _source_line(result: RunResult, finding) -> str:
+    lines = (result.project.root / finding.location.path).read_text().splitlines()
+    return "\n".join(lines[finding.location.line - 1 : finding.location.line + 2])
+
+
+def test_0_28_modes_that_must_stay_quiet(result_0_28: RunResult) -> None:
+    """Sampling, pooling, spec decode, PP/TP ranks, zero-token and dummy runs."""
+    v2 = next(r for r in result_0_28.analysis.step_results if r.root.name == V2)
+    assert v2.incomplete is None
+    verdicts = {}
+    for path in v2.paths:
+        verdicts.setdefault(path.verdict, []).append(dict(path.state.assumptions))
+    unbounded = verdicts.get("unbounded", [])
+    assert unbounded and all(m.get("self.is_encoder_only") is True for m in unbounded)
+    assert any(m.get("self.is_last_pp_rank") is False for m in verdicts["bounded by peer"])
+    deferred = [p for p in v2.paths if p.verdict == "deferred"]
+    reasons = {p.reason for p in deferred}
+    assert any("AsyncOutput" in r for r in reasons)
+    assert any("AsyncPoolingOutput" in r for r in reasons)
+    assert any(dict(p.state.assumptions).get("self.speculator") for p in deferred)
+    for path in v2.paths:
+        if dict(path.state.assumptions).get("dummy_run") is True:
+            assert path.state.write is None, "a dummy run writes no slots"
+
+
+def test_0_28_v1_runner_is_analysed_and_quiet(result_0_28: RunResult) -> None:
+    v1 = next(r for r in result_0_28.analysis.step_results if "gpu_model_runner" in r.root.name)
+    assert v1.incomplete is None
+    assert v1.paths
+    assert not [p for p in v1.paths if p.verdict == "unbounded"]
+
+
+def test_0_29_has_no_sync001(result_0_29: RunResult) -> None:
+    assert errors(result_0_29, "SYNC001") == []
+    names = {r.root.name for r in result_0_29.analysis.step_results}
+    mm = "vllm.v1.worker.mm_encoder_model_runner.MMEncoderModelRunner.execute_model"
+    assert mm in names
+    encoder = next(r for r in result_0_29.analysis.step_results if r.root.name == mm)
+    assert encoder.incomplete is None
+    verdicts = {p.verdict for p in encoder.paths if p.state.write}
+    assert "semaphore" in verdicts and "unbounded" not in verdicts
+
+
+def test_0_28_with_reference_remedy_is_clean(
+    vllm_0_28: Path, result_0_28: RunResult, tmp_path: Path
+) -> None:
+    tree = copy_tree(vllm_0_28, tmp_path / "src")
+    runner = tree / V2_FILE
+    apply_edit(
+        runner,
+        "self.is_encoder_only = vllm_config.is_encoder_only",
+        "        self.encoder_input_reuse_event = (\n"
+        "            torch.cuda.Event() if self.is_encoder_only else None\n"
+        "        )",
+    )
+    apply_edit(
+        runner,
+        "            self.update_pp_decode_requests()",
+        "            if self.encoder_input_reuse_event is not None:\n"
+        "                self.encoder_input_reuse_event.synchronize()",
+        after=False,
+        count=1,
+    )
+    replace_once(
+        runner,
+        "        if self.is_encoder_only:\n"
+        "            return ModelRunnerOutput.with_ec_conn_output(\n"
+        "                make_empty_encoder_model_runner_output(scheduler_output),",
+        "        if self.is_encoder_only:\n"
+        "            self.encoder_input_reuse_event.record()\n"
+        "            return ModelRunnerOutput.with_ec_conn_output(\n"
+        "                make_empty_encoder_model_runner_output(scheduler_output),",
+    )
+    fixed = analyse(tree)
+    assert errors(fixed, "SYNC001") == []
+    before = {f.fingerprint for f in result_0_28.findings if f.code != "SYNC001"}
+    after = {f.fingerprint for f in fixed.findings if f.code != "SYNC001"}
+    assert before == after
