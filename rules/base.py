@@ -42,7 +42,13 @@ class Finding:
     fingerprint: str = ""
 
     def sort_key(self) -> tuple:
-        return (self.location.path, self.location.line, self.location.column, self.code, self.fingerprint)
+        return (
+            self.location.path,
+            self.location.line,
+            self.location.column,
+            self.code,
+            self.fingerprint,
+        )
 
 
 def fingerprint(*parts: str) -> str:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from syncscan.flow.context import Analysis
-from syncscan.flow.step import UNBOUNDED, RootAnalysis, StepPath
 from syncscan.flow.state import WitnessStep
+from syncscan.flow.step import UNBOUNDED, RootAnalysis, StepPath
 
 from .base import Example, Finding, Location, Rule, fingerprint
 
@@ -59,7 +59,9 @@ class Output:
         return {}
 '''
 
-_BUGGY = _POOL + '''
+_BUGGY = (
+    _POOL
+    + """
 
 class Runner:
     def __init__(self, config):
@@ -74,9 +76,12 @@ class Runner:
 
     def sample_tokens(self):
         return Output()
-'''
+"""
+)
 
-_FIXED = _POOL + '''
+_FIXED = (
+    _POOL
+    + """
 
 class Runner:
     def __init__(self, config):
@@ -95,7 +100,8 @@ class Runner:
 
     def sample_tokens(self):
         return Output()
-'''
+"""
+)
 
 
 class UnboundedStep(Rule):
@@ -196,8 +202,12 @@ class UnboundedStep(Rule):
             analysis.program.module_of(root.function.qualname).path  # type: ignore[union-attr]
         )
         witness: list[WitnessStep] = [
-            WitnessStep(root_path, root.function.line, root.function.qualname,
-                        f"step root {root.name} in mode {mode_label}"),  # fmt: skip
+            WitnessStep(
+                root_path,
+                root.function.line,
+                root.function.qualname,
+                f"step root {root.name} in mode {mode_label}",
+            ),  # fmt: skip
             *write,
         ]
         if reader:
@@ -218,8 +228,13 @@ class UnboundedStep(Rule):
             f"can run ahead and rewrite the buffer while the device still reads it."
         )
         related = tuple(
-            Location(p.returns[-1].path, p.returns[-1].line, 1, p.returns[-1].function,
-                     "another unwaited return of this mode")  # fmt: skip
+            Location(
+                p.returns[-1].path,
+                p.returns[-1].line,
+                1,
+                p.returns[-1].function,
+                "another unwaited return of this mode",
+            )  # fmt: skip
             for p in group[1:]
             if (p.returns[-1].path, p.returns[-1].line) != (final.path, final.line)
         )
@@ -237,8 +252,13 @@ class UnboundedStep(Rule):
             remedy=self.remedy,
             related=tuple(dict.fromkeys(related)),
             fingerprint=fingerprint(
-                self.code, root.name, repr(mode), origin.split(" (allocated")[0],
-                write[-1].function if write else "", final.function, final.text,
+                self.code,
+                root.name,
+                repr(mode),
+                origin.split(" (allocated")[0],
+                write[-1].function if write else "",
+                final.function,
+                final.text,
             ),  # fmt: skip
         )
 

@@ -143,8 +143,7 @@ def fetch_release(package: str, version: str) -> Path:
             wheel.unlink()
             if not (staging / package / "__init__.py").is_file():
                 raise RuntimeError(
-                    f"wheel {wheel.name} has no {package}/__init__.py; "
-                    "is the package name right?"
+                    f"wheel {wheel.name} has no {package}/__init__.py; is the package name right?"
                 )
             if src.exists():  # leftover from an interrupted run
                 shutil.rmtree(src)

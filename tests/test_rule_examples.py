@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 from helpers import analyse, codes, write_project
-
 from syncscan.rules import all_rules
 
 EXAMPLES = [

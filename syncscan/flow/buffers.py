@@ -9,11 +9,11 @@ rotated with `(i + 1) % n`, is a round-robin slot pool.
 
 from __future__ import annotations
 
+from syncscan.flow.frames import BufferFact, Frame
 from syncscan.index import ir
 from syncscan.packs import Vocabulary
 from syncscan.resolve.program import Program
 from syncscan.resolve.types import Scope, TypeOracle
-from syncscan.flow.frames import BufferFact, Frame
 
 _MAX_DEPTH = 8
 
@@ -49,9 +49,12 @@ class BufferOracle:
         if isinstance(expr, ir.Subscript):
             base = self.access_path(expr.base, frame, depth + 1)
             return f"{base}[]" if base else None
-        if isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr):
-            if expr.func.attr in self.vocab.names("view_methods"):
-                return self.access_path(expr.func.base, frame, depth + 1)
+        if (
+            isinstance(expr, ir.Call)
+            and isinstance(expr.func, ir.Attr)
+            and expr.func.attr in self.vocab.names("view_methods")
+        ):
+            return self.access_path(expr.func.base, frame, depth + 1)
         return None
 
     # ------------------------------------------------------------------ provenance
@@ -117,9 +120,19 @@ class BufferOracle:
                 return self._provenance(func.base, scope, frame, depth + 1)
             if name in self.vocab.names("pin_methods"):
                 return BufferFact(True, False, "pin_memory()", scope.module.path, call.line)
-            if name in ("to", "cuda") and _device_kw(call, self.vocab) is not False:
-                if name == "cuda" or call.args or dict(call.kwargs).get("device"):
-                    return BufferFact(False, False, "device tensor", scope.module.path, call.line, device=True)
+            target = call.args[0] if call.args else dict(call.kwargs).get("device")
+            to_host = isinstance(target, ir.Const) and str(target.value) in self.vocab.names(
+                "host_devices"
+            )
+            moves_to_device = name == "cuda" or (target is not None and not to_host)
+            if (
+                name in ("to", "cuda")
+                and _device_kw(call, self.vocab) is not False
+                and moves_to_device
+            ):
+                return BufferFact(
+                    False, False, "device tensor", scope.module.path, call.line, device=True
+                )
         target = self.program.resolve_dotted(scope.module, func) if ir.dotted(func) else None
         if target is None:
             return None
@@ -136,7 +149,9 @@ class BufferOracle:
             if isinstance(pin, ir.Const) and pin.value is True:
                 return BufferFact(True, False, "pinned allocation", scope.module.path, call.line)
             if _device_kw(call, self.vocab) is True:
-                return BufferFact(False, False, "device tensor", scope.module.path, call.line, device=True)
+                return BufferFact(
+                    False, False, "device tensor", scope.module.path, call.line, device=True
+                )
         return None
 
     def attribute_provenance(self, class_qualname: str, attr: str) -> BufferFact | None:
@@ -217,8 +232,10 @@ def _device_kw(call: ir.Call, vocab: Vocabulary) -> bool | None:
 
 
 def _rank(fact: BufferFact) -> int:
-    return (4 if fact.pinned and fact.persistent else 0) + (2 if fact.pinned else 0) + (
-        1 if fact.pool else 0
+    return (
+        (4 if fact.pinned and fact.persistent else 0)
+        + (2 if fact.pinned else 0)
+        + (1 if fact.pool else 0)
     )
 
 

@@ -125,18 +125,22 @@ class StepAnalyzer:
 
     @staticmethod
     def _implicit_return(relpath: str, function: FunctionSummary) -> ReturnInfo:
-        return ReturnInfo(
-            relpath, function.end_line, function.qualname, frozenset(), True, "None"
-        )
+        return ReturnInfo(relpath, function.end_line, function.qualname, frozenset(), True, "None")
 
     # ------------------------------------------------------------------ verdicts
     def _verdict(self, state: PathState, returns: tuple[ReturnInfo, ...]) -> StepPath:
         if state.write is None:
-            return StepPath(state, returns, "no pinned writes", "writes no persistent pinned buffer", None)
+            return StepPath(
+                state, returns, "no pinned writes", "writes no persistent pinned buffer", None
+            )
         if state.reader is None:
-            return StepPath(state, returns, "no device reader", "no device work follows its pinned writes", None)
+            return StepPath(
+                state, returns, "no device reader", "no device work follows its pinned writes", None
+            )
         if not state.in_flight:
-            return StepPath(state, returns, "waits inline", "a host wait follows its launches", state.wait)
+            return StepPath(
+                state, returns, "waits inline", "a host wait follows its launches", state.wait
+            )
         final = returns[-1]
         for t in sorted(final.types):
             method = self._waiting_resolution(t)
@@ -189,7 +193,9 @@ class StepAnalyzer:
         return found
 
 
-def _as_exits(exits: list[Exit], fall: list[PathState], relpath: str, fn: FunctionSummary) -> list[Exit]:
+def _as_exits(
+    exits: list[Exit], fall: list[PathState], relpath: str, fn: FunctionSummary
+) -> list[Exit]:
     implicit = ReturnInfo(relpath, fn.end_line, fn.qualname, frozenset(), True, "None")
     return list(exits) + [Exit(s, implicit) for s in fall]
 
@@ -210,11 +216,13 @@ def _bound_by_mode(paths: list[StepPath]) -> list[StepPath]:
             if peers:
                 out.append(
                     StepPath(
-                        path.state, path.returns, "bounded by the mode's other steps",
+                        path.state,
+                        path.returns,
+                        "bounded by the mode's other steps",
                         f"a data-dependent exit; other steps of this mode are {peers[0].verdict}",
                         None,
                     )  # fmt: skip
-                    )
+                )
                 continue
         out.append(path)
     return out

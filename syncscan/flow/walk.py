@@ -378,7 +378,9 @@ class Walker:
             elif method in vocab.names("launch_methods") and not site.callees:
                 fact = self.buffers.provenance(site.receiver, frame)
                 if method != "clone" or (fact is not None and fact.uva):
-                    states = [s.on_launch(trace(f"launches device work (.{method}())")) for s in states]
+                    states = [
+                        s.on_launch(trace(f"launches device work (.{method}())")) for s in states
+                    ]
         if site.callees and depth < MAX_DEPTH:
             return self.inline(site, frame, states, depth)
         return states
@@ -400,7 +402,9 @@ class Walker:
             self_path = self.buffers.access_path(site.receiver, frame)
         else:
             self_path = None
-        params = self.bind_params(site.call, callee.function, frame, skip_self=callee.self_class is not None)
+        params = self.bind_params(
+            site.call, callee.function, frame, skip_self=callee.self_class is not None
+        )
         return self.frame_for(callee.function, callee.self_class, self_path, params)
 
     def bind_params(
@@ -443,7 +447,9 @@ class Walker:
                 results.extend(self.call_one(callee_frame, state, step, depth))
         return merge(dedupe(results))
 
-    def call_one(self, frame: Frame, state: PathState, step: WitnessStep, depth: int) -> list[PathState]:
+    def call_one(
+        self, frame: Frame, state: PathState, step: WitnessStep, depth: int
+    ) -> list[PathState]:
         """Walk one callee from one state, reusing an earlier walk of the same kind.
 
         The callee is walked from a canonical input: the assumptions it could

@@ -186,12 +186,8 @@ class _Builder:
                 methods[fn.name] = fn
             elif isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
-                    if isinstance(small, cst.AnnAssign) and isinstance(
-                        small.target, cst.Name
-                    ):
-                        annotations[small.target.value] = self.expr(
-                            small.annotation.annotation
-                        )
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        annotations[small.target.value] = self.expr(small.annotation.annotation)
                         if small.value is not None:
                             assigns[small.target.value] = self.expr(small.value)
                     elif isinstance(small, cst.Assign):
@@ -340,9 +336,7 @@ class _Builder:
         if isinstance(node, cst.AugAssign):
             op = type(node.operator).__name__
             return [
-                ir.Assign(
-                    line, col, (self.expr(node.target),), self.expr(node.value), None, op
-                )
+                ir.Assign(line, col, (self.expr(node.target),), self.expr(node.value), None, op)
             ]
         if isinstance(node, cst.Return):
             value = self.expr(node.value) if node.value is not None else None
@@ -384,9 +378,7 @@ class _Builder:
                 else:
                     args.append(value)
             line, col, end_line = self._pos(node)
-            return ir.Call(
-                self.expr(node.func), tuple(args), tuple(kwargs), line, col, end_line
-            )
+            return ir.Call(self.expr(node.func), tuple(args), tuple(kwargs), line, col, end_line)
         if isinstance(node, cst.Subscript):
             elements = node.slice
             is_slice = any(isinstance(e.slice, cst.Slice) for e in elements)
@@ -403,12 +395,16 @@ class _Builder:
             return ir.Subscript(self.expr(node.value), index, is_slice)
         if isinstance(node, cst.Integer | cst.Float):
             try:
-                return ir.Const(int(node.value) if isinstance(node, cst.Integer) else float(node.value))
+                return ir.Const(
+                    int(node.value) if isinstance(node, cst.Integer) else float(node.value)
+                )
             except ValueError:
                 return ir.Const(node.value)
         if isinstance(node, cst.SimpleString):
             try:
-                return ir.Const(node.evaluated_value if isinstance(node.evaluated_value, str) else None)
+                return ir.Const(
+                    node.evaluated_value if isinstance(node.evaluated_value, str) else None
+                )
             except Exception:  # noqa: BLE001 - odd literal prefixes
                 return ir.Const(None)
         if isinstance(node, cst.BooleanOperation):
@@ -453,13 +449,17 @@ class _Builder:
         if isinstance(node, cst.StarredElement):
             return ir.Opaque((self.expr(node.value),))
         if isinstance(node, cst.DictComp):
-            return ir.Opaque((self.expr(node.key), self.expr(node.value), self.expr(node.for_in.iter)))
+            return ir.Opaque(
+                (self.expr(node.key), self.expr(node.value), self.expr(node.for_in.iter))
+            )
         # Anything else: keep the sub-expressions (evaluation order preserved).
         parts = tuple(
             self.expr(child)
             for child in node.children
-            if isinstance(child, cst.BaseExpression)
-            or isinstance(child, cst.DictElement | cst.Element | cst.FormattedStringExpression)
+            if isinstance(
+                child,
+                cst.BaseExpression | cst.DictElement | cst.Element | cst.FormattedStringExpression,
+            )
         )
         return ir.Opaque(parts)
 

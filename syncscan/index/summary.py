@@ -90,9 +90,7 @@ def summary_to_data(summary: ModuleSummary) -> dict[str, Any]:
         return {
             "name": f.name,
             "qualname": f.qualname,
-            "params": [
-                [p.name, to_data(p.annotation), to_data(p.default)] for p in f.params
-            ],
+            "params": [[p.name, to_data(p.annotation), to_data(p.default)] for p in f.params],
             "decorators": to_data(f.decorators),
             "body": to_data(f.body),
             "returns": to_data(f.returns),
@@ -130,9 +128,7 @@ def summary_from_data(data: dict[str, Any]) -> ModuleSummary:
         return FunctionSummary(
             name=d["name"],
             qualname=d["qualname"],
-            params=tuple(
-                Param(n, from_data(a), from_data(v)) for n, a, v in d["params"]
-            ),
+            params=tuple(Param(n, from_data(a), from_data(v)) for n, a, v in d["params"]),
             decorators=from_data(d["decorators"]),
             body=from_data(d["body"]),
             returns=from_data(d["returns"]),
@@ -163,8 +159,7 @@ def summary_from_data(data: dict[str, Any]) -> ModuleSummary:
         },
         assigns={k: from_data(v) for k, v in data["assigns"].items()},
         suppressions=tuple(
-            Suppression(ln, tuple(codes), reason)
-            for ln, codes, reason in data["suppressions"]
+            Suppression(ln, tuple(codes), reason) for ln, codes, reason in data["suppressions"]
         ),
         sanctioned_sync_lines=tuple(data["sanctioned_sync_lines"]),
     )

@@ -50,9 +50,18 @@ def render(console: Console, result: RunResult) -> None:
         for column in ("mode", "pinned / slot writes", "host wait", "verdict", "reason", "paths"):
             table.add_column(column, overflow="fold")
         if analysis.incomplete:
-            table.add_row("-", "-", "-", Text("incomplete", style="bold yellow"), analysis.incomplete, "0")
+            table.add_row(
+                "-", "-", "-", Text("incomplete", style="bold yellow"), analysis.incomplete, "0"
+            )
         for mode, write, wait, verdict, reason, count in rows(analysis.paths, result):
-            table.add_row(mode, write, wait, Text(verdict, style=_VERDICT_STYLE.get(verdict, "")), reason, str(count))
+            table.add_row(
+                mode,
+                write,
+                wait,
+                Text(verdict, style=_VERDICT_STYLE.get(verdict, "")),
+                reason,
+                str(count),
+            )
         console.print(table)
     stats = Table(title="analysis statistics")
     stats.add_column("measure")

@@ -109,7 +109,9 @@ class Program:
         if target is not None and target != qualname:
             return self.lookup(".".join([target, *tail]), depth + 1)
         if head in module.assigns and not tail:
-            return Symbol("value", f"{module.module}.{head}", module=module, value=module.assigns[head])
+            return Symbol(
+                "value", f"{module.module}.{head}", module=module, value=module.assigns[head]
+            )
         # A submodule not imported explicitly (package attribute access).
         sub = f"{module.module}.{head}"
         if sub in self.project.modules:
@@ -196,9 +198,7 @@ class Program:
         while frontier:
             current = frontier.pop()
             simple = current.rsplit(".", 1)[-1]
-            for module_name, (name, bases) in (
-                (m, h) for m, hs in headers.items() for h in hs
-            ):
+            for module_name, (name, bases) in ((m, h) for m, hs in headers.items() for h in hs):
                 if not re.search(rf"\b{re.escape(simple)}\b", bases):
                     continue
                 candidate = f"{module_name}.{name}"

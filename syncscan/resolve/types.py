@@ -190,7 +190,9 @@ class TypeOracle:
             return self.call_types(expr, scope, depth)
         if isinstance(expr, ir.Subscript):
             return frozenset(
-                t[5:-1] for t in self.expr_types(expr.base, scope, depth + 1) if t.startswith("list[")
+                t[5:-1]
+                for t in self.expr_types(expr.base, scope, depth + 1)
+                if t.startswith("list[")
             )
         if isinstance(expr, ir.IfExp):
             return self.expr_types(expr.body, scope, depth + 1) | self.expr_types(
@@ -240,8 +242,10 @@ class TypeOracle:
         """Types of a call's result: constructed class, partial, or return annotation."""
         func = call.func
         target = self.program.resolve_dotted(scope.module, func) if ir.dotted(func) else None
-        local = isinstance(func, ir.Name) and scope.function is not None and (
-            func.id in self.local_values(scope.function)
+        local = (
+            isinstance(func, ir.Name)
+            and scope.function is not None
+            and (func.id in self.local_values(scope.function))
         )
         if target is not None and not local:
             if target in _PARTIAL and call.args:
@@ -283,7 +287,9 @@ class TypeOracle:
             types = self.annotation_types(function.returns, module)
             if types:
                 return frozenset(
-                    self_class if t in {"Self", "typing.Self", "typing_extensions.Self"} and self_class else t
+                    self_class
+                    if t in {"Self", "typing.Self", "typing_extensions.Self"} and self_class
+                    else t
                     for t in types
                 )
         return frozenset()
