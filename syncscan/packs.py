@@ -27,6 +27,28 @@ class StepRootSpec:
 
 
 @dataclass(frozen=True)
+class QuiescenceSpec:
+    """A transition whose completion promises an idle (or ready) device."""
+
+    function: str
+    subclasses: bool
+    busy_on_entry: bool
+    why: str
+    pack: str
+    exclude: tuple[str, ...] = ()  # subclasses whose override is not this transition
+
+
+@dataclass(frozen=True)
+class RpcDispatch:
+    """Calls of `method` run the receiver method named by one of their arguments."""
+
+    method: str
+    name_argument: int
+    name_keyword: str
+    receivers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ModeLabel:
     predicate: str
     value: bool
@@ -65,6 +87,8 @@ class PackSet:
     mode_labels: tuple[ModeLabel, ...]
     bounded_modes: tuple[BoundedMode, ...]
     sources: tuple[str, ...]
+    quiescence: tuple[QuiescenceSpec, ...] = ()
+    rpc: tuple[RpcDispatch, ...] = ()
 
     def label_for(self, predicate: str, value: bool) -> str | None:
         for row in self.mode_labels:
@@ -79,7 +103,9 @@ class PackSet:
         return None
 
 
-_PACK_KEYS = frozenset({"pack", "vocabulary", "step_root", "resolution", "mode", "bounded_mode"})
+_PACK_KEYS = frozenset(
+    {"pack", "vocabulary", "step_root", "resolution", "mode", "bounded_mode", "quiescence", "rpc"}
+)
 
 
 def _builtin_pack_texts() -> list[tuple[str, str]]:
@@ -114,6 +140,8 @@ def _require(source: str, row: dict[str, Any], key: str, kind: type) -> Any:
 def load_packs(project: Project) -> PackSet:
     """Load the built-in packs that apply to `project`, then the user's packs."""
     texts = _builtin_pack_texts()
+    if project.config.inline_pack:
+        texts.append((str(project.config.source), project.config.inline_pack))
     for path in project.config.packs:
         try:
             texts.append((path, Path(path).read_text(encoding="utf-8")))
@@ -127,6 +155,8 @@ def load_packs(project: Project) -> PackSet:
     resolution: set[str] = set()
     labels: list[ModeLabel] = []
     bounded: list[BoundedMode] = []
+    quiescence: list[QuiescenceSpec] = []
+    rpc: list[RpcDispatch] = []
     for source, text in texts:
         data = _parse(source, text)
         meta = data["pack"]
@@ -163,6 +193,29 @@ def load_packs(project: Project) -> PackSet:
                     _require(source, row, "label", str),
                 )
             )
+        for row in data.get("quiescence", []):
+            quiescence.append(
+                QuiescenceSpec(
+                    function=_require(source, row, "function", str),
+                    subclasses=bool(row.get("subclasses", True)),
+                    busy_on_entry=bool(row.get("busy_on_entry", True)),
+                    why=str(row.get("why", "")),
+                    pack=name,
+                    exclude=tuple(str(c) for c in row.get("exclude", [])),
+                )
+            )
+        for row in data.get("rpc", []):
+            receivers = row.get("receivers")
+            if not isinstance(receivers, list) or not receivers:
+                raise ConfigError(f"{source}: 'receivers' must be a non-empty list in {row}")
+            rpc.append(
+                RpcDispatch(
+                    method=_require(source, row, "method", str),
+                    name_argument=int(row.get("name_argument", 0)),
+                    name_keyword=str(row.get("name_keyword", "method")),
+                    receivers=tuple(str(r) for r in receivers),
+                )
+            )
         for row in data.get("bounded_mode", []):
             bounded.append(
                 BoundedMode(
@@ -172,6 +225,8 @@ def load_packs(project: Project) -> PackSet:
                 )
             )
     return PackSet(
+        quiescence=tuple(quiescence),
+        rpc=tuple(rpc),
         names=tuple(names),
         vocabulary=Vocabulary({k: frozenset(v) for k, v in lists.items()}, scalars),
         step_roots=tuple(roots),

@@ -35,10 +35,12 @@ class Config:
     ignore: tuple[str, ...] = ()
     severity: dict[str, str] = field(default_factory=dict)
     cache_dir: str | None = None
+    inline_pack: str = ""  # pack tables written inside [tool.syncscan], as TOML text
 
 
 _LIST_KEYS = ("packs", "disable_packs", "exclude", "select", "ignore")
-_KNOWN_KEYS = frozenset((*_LIST_KEYS, "severity", "cache_dir"))
+_PACK_TABLES = ("step_root", "quiescence", "rpc", "mode", "bounded_mode", "resolution")
+_KNOWN_KEYS = frozenset((*_LIST_KEYS, *_PACK_TABLES, "severity", "cache_dir"))
 _SEVERITIES = frozenset({"error", "warning", "note"})
 
 
@@ -75,7 +77,12 @@ def load_config(path: Path | None) -> Config:
     if cache_dir is not None and not isinstance(cache_dir, str):
         raise ConfigError(f"{path}: 'tool.syncscan.cache_dir' must be a string")
     base = path.parent
+    inline = {key: table[key] for key in _PACK_TABLES if key in table}
+    for key, rows in inline.items():
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise ConfigError(f"{path}: 'tool.syncscan.{key}' must be an array of tables")
     return Config(
+        inline_pack=_inline_pack_text(inline) if inline else "",
         source=str(path),
         packs=tuple(str((base / p).resolve()) for p in values["packs"]),
         disable_packs=values["disable_packs"],
@@ -158,3 +165,16 @@ def discover(root: Path, config: Config) -> Project:
                 packages.add(name)
             modules.setdefault(name, path)
     return Project(root=root, modules=modules, packages=frozenset(packages), config=config)
+
+
+def _inline_pack_text(tables: dict[str, list[dict[str, Any]]]) -> str:
+    """Pack rows written in [tool.syncscan] as a pack of their own (TOML text)."""
+    import json
+
+    lines = ["[pack]", 'name = "project-config"', 'description = "rows from [tool.syncscan]"']
+    for key, rows in tables.items():
+        for row in rows:
+            lines.append(f"[[{key}]]")
+            for name, value in row.items():
+                lines.append(f"{name} = {json.dumps(value)}")
+    return "\n".join(lines) + "\n"

@@ -9,6 +9,7 @@ from functools import cached_property
 
 from syncscan.flow.buffers import BufferOracle
 from syncscan.flow.modes import ModeOracle
+from syncscan.flow.quiescence import QuiescenceAnalyzer, QuiescenceResult, quiescence_functions
 from syncscan.flow.step import RootAnalysis, StepAnalyzer, StepRoot, find_roots
 from syncscan.flow.walk import Walker
 from syncscan.index import ir
@@ -27,7 +28,7 @@ class Analysis:
         self.program = Program(project, summariser)
         self.types = TypeOracle(self.program)
         self.resolver = CallResolver(
-            self.program, self.types, packs.vocabulary.names("launch_decorators")
+            self.program, self.types, packs.vocabulary.names("launch_decorators"), packs.rpc
         )
         self.buffers = BufferOracle(self.program, self.types, packs.vocabulary)
         self.notes: list[str] = []
@@ -47,7 +48,18 @@ class Analysis:
                 method = self.program.find_method(root.self_class, name)
                 if method is not None:
                     entries.append((method, root.self_class))
+        for spec in self.packs.quiescence:
+            entries.extend(quiescence_functions(self.program, spec))
         return crawl(self.program, self.resolver, entries)
+
+    def _modes(self, mode_params: frozenset[str]) -> ModeOracle:
+        return ModeOracle(
+            self.types,
+            self.buffers,
+            self.callgraph.assigned_attrs,
+            mode_params,
+            self.packs.vocabulary.names("assume_true"),
+        )
 
     @cached_property
     def walker(self) -> Walker:
@@ -57,12 +69,44 @@ class Analysis:
             for p in root.function.params
             if isinstance(p.default, ir.Const) and isinstance(p.default.value, bool)
         )
-        modes = ModeOracle(self.types, self.buffers, self.callgraph.assigned_attrs, mode_params)
         return Walker(
-            self.program, self.types, self.resolver, self.buffers, modes, self.packs.vocabulary
+            self.program,
+            self.types,
+            self.resolver,
+            self.buffers,
+            self._modes(mode_params),
+            self.packs.vocabulary,
         )
 
     @cached_property
     def step_results(self) -> list[RootAnalysis]:
         analyzer = StepAnalyzer(self.program, self.walker, self.packs)
         return [analyzer.analyse(root) for root in self.roots]
+
+    @cached_property
+    def quiescence_results(self) -> list[QuiescenceResult]:
+        """Each quiescence point of the packs, walked counting only device barriers."""
+        functions = [
+            f for spec in self.packs.quiescence for f, _ in quiescence_functions(self.program, spec)
+        ]
+        mode_params = frozenset(
+            p.name
+            for f in functions
+            for p in f.params
+            if isinstance(p.default, ir.Const) and isinstance(p.default.value, bool)
+        )
+        walker = Walker(
+            self.program,
+            self.types,
+            self.resolver,
+            self.buffers,
+            self._modes(mode_params),
+            self.packs.vocabulary,
+            barriers_only=True,
+        )
+        analyzer = QuiescenceAnalyzer(
+            self.program, walker, self.packs.vocabulary.names("pending_result_types")
+        )
+        results = [analyzer.analyse(spec) for spec in self.packs.quiescence]
+        self.notes.extend(r.missing for r in results if r.missing)
+        return results

@@ -26,7 +26,9 @@ class ModeOracle:
         buffers: BufferOracle,
         assigned_on_step: set[tuple[str, str]],
         root_mode_params: frozenset[str],
+        assume_true: frozenset[str] = frozenset(),
     ) -> None:
+        self.assume_true = assume_true
         self.types = types
         self.buffers = buffers
         self.assigned_on_step = assigned_on_step
@@ -61,6 +63,8 @@ class ModeOracle:
             return self.split(test.value, frame, states, depth + 1)
         if isinstance(test, ir.Const):
             return (states, []) if bool(test.value) else ([], states)
+        if isinstance(test, ir.Call) and self._assumed_true(test, frame):
+            return states, []
         atom = self.predicate(test, frame, depth)
         if atom is None:
             return states, states
@@ -81,6 +85,11 @@ class ModeOracle:
             else:
                 false_states.append(state)
         return true_states, false_states
+
+    def _assumed_true(self, call: ir.Call, frame: Frame) -> bool:
+        """`torch.accelerator.is_available()`: the packs say it holds where it matters."""
+        target = self.types.program.resolve_dotted(frame.scope.module, call.func)
+        return target is not None and target in self.assume_true
 
     # ------------------------------------------------------------------ atoms
     def predicate(self, expr: ir.Expr, frame: Frame, depth: int = 0):

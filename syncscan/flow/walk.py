@@ -72,6 +72,7 @@ class Walker:
         modes: ModeOracle,
         vocabulary: Vocabulary,
         budget: int = DEFAULT_BUDGET,
+        barriers_only: bool = False,
     ) -> None:
         self.program = program
         self.types = types
@@ -81,10 +82,16 @@ class Walker:
         self.vocab = vocabulary
         self.budget = budget
         self.work = 0
-        self._memo: dict[tuple, list[PathState]] = {}
+        self._memo: dict[tuple, tuple[list[PathState], list]] = {}
         self._active: set[tuple[str, str | None]] = set()
         self._event_types = vocabulary.names("event_types")
         self._stream_types = vocabulary.names("stream_types")
+        # Quiescence questions count only full-device barriers as waits, and
+        # collect the completion calls (future.set_result) they meet.
+        self.barriers_only = barriers_only
+        self.completions: list[tuple[WitnessStep, list[PathState]]] = []
+        self.cpu_barriers: list[WitnessStep] = []
+        self._completion_stack: list[list[tuple[WitnessStep, list[PathState]]]] = []
 
     # ------------------------------------------------------------------ entry points
     def frame_for(
@@ -336,7 +343,14 @@ class Walker:
         if site.kernel is not None:
             note = f"launches kernel {site.kernel.name}"
             return [s.on_launch(trace(note)) for s in states]
+        if method is not None and method in vocab.names("completion_methods"):
+            sink = self._completion_stack[-1] if self._completion_stack else self.completions
+            sink.append((trace(f"completes: .{method}(...)")[0], list(states)))
         if site.external is not None:
+            if site.external in vocab.names("cpu_barriers"):
+                note = f"{site.external}() is a CPU barrier, not a device barrier"
+                self.cpu_barriers.append(trace(note)[0])
+                return states
             if site.external in vocab.names("full_device_waits"):
                 t = trace(f"host waits for the whole device ({site.external})")
                 return [s.on_wait(t, DEVICE_BARRIER) for s in states]
@@ -354,19 +368,28 @@ class Walker:
                     ir.dotted(site.receiver) or f"<{receiver_kind}@{call.line}>"
                 )
                 if method in vocab.names("host_wait_methods"):
+                    if self.barriers_only:
+                        return states  # one event or stream is not the whole device
                     t = trace(f"host waits on {receiver_kind} {event}.{method}()")
                     return [s.on_wait(t, event) for s in states]
                 if method in vocab.names("event_record_methods") and receiver_kind == "event":
                     return [s.on_record(event) for s in states]
                 if method in vocab.names("device_wait_methods"):
                     return states  # orders streams on the device, never the host
-            if method in vocab.names("implicit_wait_methods") and self.buffers.is_device_value(
-                site.receiver, frame
+            if (
+                not self.barriers_only
+                and method in vocab.names("implicit_wait_methods")
+                and self.buffers.is_device_value(site.receiver, frame)
             ):
                 t = trace(f"host waits: .{method}() copies a device tensor to the host")
                 return [s.on_wait(t, None) for s in states]
             if method in vocab.names("inplace_write_methods"):
                 states = self.write(site.receiver, frame, states, call.line, f"writes (.{method})")
+            if method in vocab.names("device_work_methods") and not site.callees:
+                fact = self.buffers.provenance(site.receiver, frame)
+                if fact is None or fact.device or fact.uva:
+                    t = trace(f"launches device work (.{method}())")
+                    states = [s.on_launch(t) for s in states]
             async_kw = kwargs.get(vocab.scalar("async_copy_keyword", "non_blocking"))
             if (
                 method in vocab.names("copy_methods")
@@ -460,16 +483,24 @@ class Walker:
         fn = frame.function
         start = canonical(self._visible(state, frame))
         key = (fn.qualname, frame.scope.self_class, frame.self_path, frame.params, start.key())
-        outs = self._memo.get(key)
-        if outs is None:
+        memo = self._memo.get(key)
+        if memo is None:
             context = (fn.qualname, frame.scope.self_class)
             self._active.add(context)
+            self._completion_stack.append([])
             try:
                 fall, exits = self.run(frame, [start], depth + 1)
             finally:
                 self._active.discard(context)
-            outs = fall + [e.state for e in exits if not e.outer]
-            self._memo[key] = outs
+                inside = self._completion_stack.pop()
+            memo = (fall + [e.state for e in exits if not e.outer], inside)
+            self._memo[key] = memo
+        outs, inside = memo
+        if inside:
+            # Completions inside the callee, seen from this caller's state.
+            sink = self._completion_stack[-1] if self._completion_stack else self.completions
+            for where, states in inside:
+                sink.append((where, [compose(state, s, step) for s in states]))
         return [compose(state, out, step) for out in outs]
 
     def _visible(self, state: PathState, frame: Frame) -> PathState:

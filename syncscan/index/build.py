@@ -89,6 +89,7 @@ class _Builder:
         self.classes: dict[str, ClassSummary] = {}
         self.assigns: dict[str, ir.Expr] = {}
         self._generator_stack: list[bool] = []
+        self._nested_stack: list[tuple[str, list[FunctionSummary]]] = []
 
     # ------------------------------------------------------------------ positions
     def _pos(self, node: cst.CSTNode) -> tuple[int, int, int]:
@@ -217,8 +218,10 @@ class _Builder:
                 )
             )
         self._generator_stack.append(False)
+        self._nested_stack.append((qualname, []))
         body = self.block(node.body)
         is_generator = self._generator_stack.pop()
+        _, nested = self._nested_stack.pop()
         line, col, end_line = self._pos(node)
         return FunctionSummary(
             name=node.name.value,
@@ -231,6 +234,7 @@ class _Builder:
             col=col,
             end_line=end_line,
             is_generator=is_generator,
+            nested=tuple(nested),
         )
 
     # ------------------------------------------------------------------ statements
@@ -303,7 +307,10 @@ class _Builder:
             for case in reversed(node.cases):
                 orelse = (ir.If(line, col, ir.Opaque(()), self.block(case.body), orelse),)
             return stmts + list(orelse)
-        # Nested function and class definitions are not executed in place.
+        if isinstance(node, cst.FunctionDef) and self._nested_stack:
+            # Not executed in place; kept for callbacks that run later.
+            outer, nested = self._nested_stack[-1]
+            nested.append(self.function(node, f"{outer}.<locals>.{node.name.value}"))
         return []
 
     def if_stmt(self, node: cst.If) -> ir.If:

@@ -32,6 +32,7 @@ class FunctionSummary:
     col: int
     end_line: int
     is_generator: bool
+    nested: tuple[FunctionSummary, ...] = ()  # functions defined in the body (callbacks)
 
     def has_decorator(self, *names: str) -> bool:
         from syncscan.index.ir import Call, dotted
@@ -96,6 +97,7 @@ def summary_to_data(summary: ModuleSummary) -> dict[str, Any]:
             "returns": to_data(f.returns),
             "pos": [f.line, f.col, f.end_line],
             "is_generator": f.is_generator,
+            "nested": [fn(n) for n in f.nested],
         }
 
     return {
@@ -136,6 +138,7 @@ def summary_from_data(data: dict[str, Any]) -> ModuleSummary:
             col=d["pos"][1],
             end_line=d["pos"][2],
             is_generator=d["is_generator"],
+            nested=tuple(fn(n) for n in d["nested"]),
         )
 
     return ModuleSummary(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from syncscan.index import ir
 from syncscan.index.summary import FunctionSummary
+from syncscan.packs import RpcDispatch
 from syncscan.resolve.program import Program
 from syncscan.resolve.types import Scope, TypeOracle
 
@@ -43,13 +44,24 @@ class CallSite:
 
 
 class CallResolver:
-    def __init__(self, program: Program, types: TypeOracle, launch_decorators: frozenset[str]):
+    def __init__(
+        self,
+        program: Program,
+        types: TypeOracle,
+        launch_decorators: frozenset[str],
+        rpc: tuple[RpcDispatch, ...] = (),
+    ):
         self.program = program
         self.types = types
         self.launch_decorators = launch_decorators
+        self.rpc = {row.method: row for row in rpc}
 
     def resolve(self, call: ir.Call, scope: Scope) -> CallSite:
         func = call.func
+        if isinstance(func, ir.Attr) and func.attr in self.rpc:
+            site = self._rpc_call(call, func, self.rpc[func.attr])
+            if site is not None:
+                return site
         if isinstance(func, ir.Subscript):
             kernel = self._function_named(func.base, scope)
             if kernel is not None and kernel.has_decorator(*self.launch_decorators):
@@ -62,6 +74,31 @@ class CallResolver:
         return CallSite(call, (), None, None, None, frozenset(), None, None)
 
     # ------------------------------------------------------------------ helpers
+    def _rpc_call(self, call: ir.Call, func: ir.Attr, row: RpcDispatch) -> CallSite | None:
+        """`x.collective_rpc("name")` runs `name` on the receiver classes the pack names."""
+        name_arg = dict(call.kwargs).get(row.name_keyword)
+        if name_arg is None and len(call.args) > row.name_argument:
+            name_arg = call.args[row.name_argument]
+        if not (isinstance(name_arg, ir.Const) and isinstance(name_arg.value, str)):
+            return None
+        callees: list[Callee] = []
+        for receiver in row.receivers:
+            if self.program.find_class(receiver) is None:
+                continue
+            for cls_name in (receiver, *self.program.subclasses(receiver)):
+                cls = self.program.find_class(cls_name)
+                if cls is None:
+                    continue
+                method = cls.methods.get(name_arg.value)
+                if method is None and cls_name == receiver:
+                    method = self.program.find_method(receiver, name_arg.value)
+                if method is not None:
+                    callees.append(Callee(method, cls_name, "rpc"))
+        unique = {c.function.qualname: c for c in callees}
+        return CallSite(
+            call, tuple(unique.values()), None, func.attr, func.base, frozenset(), None, None
+        )
+
     def _function_named(self, expr: ir.Expr, scope: Scope) -> FunctionSummary | None:
         target = self.program.resolve_dotted(scope.module, expr)
         if target is None:

@@ -241,6 +241,8 @@ class TypeOracle:
     def call_types(self, call: ir.Call, scope: Scope, depth: int) -> frozenset[str]:
         """Types of a call's result: constructed class, partial, or return annotation."""
         func = call.func
+        if isinstance(func, ir.Subscript):
+            func = func.base  # Future[Any]() builds a Future
         target = self.program.resolve_dotted(scope.module, func) if ir.dotted(func) else None
         local = (
             isinstance(func, ir.Name)

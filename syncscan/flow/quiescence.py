@@ -1,0 +1,151 @@
+"""Quiescence points: does every completion of a transition follow a device barrier?
+
+A transition (pause, sleep, wake-up) reports completion by returning, or by
+resolving a future (`set_result`), possibly in a callback registered to run
+later. Each completion must come after a full-device barrier that follows the
+last launch: work the step loop may still run (`busy_on_entry`), or work the
+transition launched itself. The walker runs in barriers-only mode: waiting on
+one event or stream, or on a CPU barrier, does not make the device idle.
+
+The path state is reused as it is for steps: `write` marks that tracking has
+started, `reader` holds the launch that may still be running, `in_flight` says
+no barrier has followed it yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from syncscan.flow.state import PathState, Trace, WitnessStep
+from syncscan.flow.walk import Incomplete, Walker
+from syncscan.index import ir
+from syncscan.index.summary import FunctionSummary
+from syncscan.packs import QuiescenceSpec
+from syncscan.resolve.program import Program
+
+
+@dataclass(frozen=True)
+class CompletionSite:
+    path: str
+    line: int
+    function: str
+    kind: str  # "returns ..." | "resolves ..."
+    lacking: bool  # some path reaches it with device work not waited for
+    launch: Trace | None  # the work that may still run
+    barrier: Trace | None  # the barrier that covers it, when there is one
+
+
+@dataclass
+class QuiescenceResult:
+    spec: QuiescenceSpec
+    functions: list[str]
+    sites: list[CompletionSite] = field(default_factory=list)
+    cpu_barriers: list[WitnessStep] = field(default_factory=list)
+    incomplete: str | None = None
+    missing: str | None = None
+
+
+def quiescence_functions(
+    program: Program, spec: QuiescenceSpec
+) -> list[tuple[FunctionSummary, str | None]]:
+    """The spec's function, and (per subclass) the version each subclass runs."""
+    owner, _, name = spec.function.rpartition(".")
+    if program.find_class(owner) is None:
+        symbol = program.lookup(spec.function)
+        return [(symbol.function, None)] if symbol.function is not None else []
+    out: list[tuple[FunctionSummary, str | None]] = []
+    classes = [owner, *(program.subclasses(owner) if spec.subclasses else ())]
+    for cls_name in classes:
+        if cls_name in spec.exclude:
+            continue
+        method = program.find_method(cls_name, name)
+        if method is not None:
+            out.append((method, cls_name))
+    return out
+
+
+class QuiescenceAnalyzer:
+    def __init__(self, program: Program, walker: Walker, pending_types: frozenset[str]):
+        self.program = program
+        self.walker = walker
+        self.pending_types = pending_types
+
+    def analyse(self, spec: QuiescenceSpec) -> QuiescenceResult:
+        functions = quiescence_functions(self.program, spec)
+        result = QuiescenceResult(spec, sorted({f.qualname for f, _ in functions}))
+        if not functions:
+            result.missing = (
+                f"quiescence point {spec.function} (pack {spec.pack}) is not in the tree"
+            )
+            return result
+        sites: dict[tuple[str, int], CompletionSite] = {}
+        for function, self_class in functions:
+            try:
+                self._function(function, self_class, spec, sites, result)
+            except Incomplete as exc:
+                result.incomplete = str(exc)
+        result.sites = sorted(sites.values(), key=lambda s: (s.path, s.line))
+        return result
+
+    def _entry_state(self, spec: QuiescenceSpec) -> PathState:
+        start = WitnessStep("", 0, "", "the transition starts")
+        if not spec.busy_on_entry:
+            return PathState(write=(start,))
+        busy = WitnessStep(
+            "", 0, spec.function, "device work the step loop launched may still be running"
+        )
+        return PathState(write=(start,), reader=(busy,), in_flight=True)
+
+    def _function(self, function, self_class, spec, sites, result) -> None:
+        self.walker.work = 0
+        self.walker.completions = []
+        self.walker.cpu_barriers = []
+        mode_params = frozenset(
+            p.name
+            for p in function.params
+            if isinstance(p.default, ir.Const) and isinstance(p.default.value, bool)
+        )
+        frame = self.walker.frame_for(function, self_class, "self", (), mode_params)
+        if frame is None:
+            return
+        entry = self._entry_state(spec)
+        fall, exits = self.walker.run(frame, [entry])
+        ends = [(e.ret.line, e.ret.text, e.ret.types, e.state) for e in exits]
+        ends += [(function.end_line, "None", frozenset(), s) for s in fall]
+        for line, text, types, state in ends:
+            if types & self.pending_types:
+                continue  # hands back a pending future: its set_result completes
+            self._add(sites, frame.relpath, line, function.qualname, f"returns {text}", [state])
+        for step, states in self.walker.completions:
+            self._add(sites, step.path, step.line, step.function, "resolves its future", states)
+        result.cpu_barriers.extend(self.walker.cpu_barriers)
+        # Callbacks defined here run later, when the loop has gone idle: the
+        # loop may have launched work until then.
+        for nested in function.nested:
+            self.walker.completions = []
+            self.walker.cpu_barriers = []
+            inner = self.walker.frame_for(nested, self_class, "self", (), frozenset())
+            if inner is None:
+                continue
+            busy = self._entry_state(replace(spec, busy_on_entry=True))
+            self.walker.run(inner, [busy])
+            for step, states in self.walker.completions:
+                self._add(sites, step.path, step.line, step.function, "resolves its future", states)
+            result.cpu_barriers.extend(self.walker.cpu_barriers)
+
+    @staticmethod
+    def _add(sites, path, line, function, kind, states: list[PathState]) -> None:
+        lacking = [s for s in states if s.in_flight]
+        previous = sites.get((path, line))
+        if previous is not None and (previous.lacking or not lacking):
+            return
+        chosen = lacking[0] if lacking else (states[0] if states else None)
+        sites[(path, line)] = CompletionSite(
+            path,
+            line,
+            function,
+            kind,
+            bool(lacking),
+            chosen.reader if chosen else None,
+            chosen.wait if chosen and not lacking else None,
+        )
