@@ -58,11 +58,12 @@ def run(
         if selected(rule_cls.code, select, ignore):
             findings.extend(rule_cls().check(analysis))
     findings.sort(key=Finding.sort_key)
+    analysis.quiescence_results  # noqa: B018 - runs them so their notes are complete
     notes = list(analysis.notes)
     for result in analysis.step_results:
         if result.incomplete:
             notes.append(f"incomplete: {result.root.name}: {result.incomplete}")
-    if not analysis.roots:
+    if not analysis.roots and not packs.quiescence:
         notes.append(
             "no step roots found: no pack names a step root in this tree "
             f"(active packs: {', '.join(packs.names) or 'none'})"

@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 from engine_trees import fetch_release
+from helpers import analyse
+
+from syncscan.runner import RunResult
 
 
 @pytest.fixture(scope="session")
@@ -18,3 +21,14 @@ def vllm_0_28(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def vllm_0_29(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Source tree of vLLM 0.29.0 (``<src>/vllm/...``)."""
     return fetch_release("vllm", "0.29.0")
+
+
+@pytest.fixture(scope="session")
+def result_0_28(vllm_0_28: Path) -> RunResult:
+    """syncscan's run on vLLM 0.28.0, shared by every test that reads it."""
+    return analyse(vllm_0_28)
+
+
+@pytest.fixture(scope="session")
+def result_0_29(vllm_0_29: Path) -> RunResult:
+    return analyse(vllm_0_29)

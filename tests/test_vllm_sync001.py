@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from engine_trees import apply_edit, copy_tree
 from helpers import analyse
 
@@ -13,16 +12,6 @@ from syncscan.runner import RunResult
 
 V2 = "vllm.v1.worker.gpu.model_runner.GPUModelRunner.execute_model"
 V2_FILE = "vllm/v1/worker/gpu/model_runner.py"
-
-
-@pytest.fixture(scope="module")
-def result_0_28(vllm_0_28: Path) -> RunResult:
-    return analyse(vllm_0_28)
-
-
-@pytest.fixture(scope="module")
-def result_0_29(vllm_0_29: Path) -> RunResult:
-    return analyse(vllm_0_29)
 
 
 def replace_once(path: Path, old: str, new: str) -> None:

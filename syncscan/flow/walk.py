@@ -465,7 +465,10 @@ class Walker:
             if callee_frame is None:
                 results.extend(states)
                 continue
-            step = self.site_step(frame, site.call, f"calls {callee.function.qualname}")
+            note = f"calls {callee.function.qualname}"
+            if callee.via == "rpc":
+                note = f"dispatches {site.method}() by name to {callee.function.qualname}"
+            step = self.site_step(frame, site.call, note)
             for state in states:
                 results.extend(self.call_one(callee_frame, state, step, depth))
         return merge(dedupe(results))

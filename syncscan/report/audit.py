@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from syncscan.flow.quiescence import QuiescenceResult
 from syncscan.flow.step import StepPath
 from syncscan.runner import RunResult
 
@@ -44,6 +45,43 @@ def rows(path_list: list[StepPath], result: RunResult) -> list[tuple[str, str, s
     return out
 
 
+def chain(trace) -> str:
+    """A trace as `function:line -> ... -> what happens`, for one table cell."""
+    if not trace:
+        return "-"
+    hops = [
+        f"{step.function.rsplit('.', 1)[-1]}:{step.line}"
+        + (f" ({step.note})" if step.note.startswith("dispatches") else "")
+        for step in trace
+        if step.path
+    ]
+    return " -> ".join([*hops, trace[-1].note])
+
+
+def render_quiescence(console: Console, quiescence: QuiescenceResult) -> None:
+    spec = quiescence.spec
+    table = Table(title=f"quiescence point {spec.function}", show_lines=True, expand=True)
+    for column in ("completion site", "completes by", "verdict", "evidence"):
+        table.add_column(column, overflow="fold")
+    if quiescence.missing:
+        table.add_row("-", "-", Text("missing", style="yellow"), quiescence.missing)
+    if quiescence.incomplete:
+        table.add_row("-", "-", Text("incomplete", style="yellow"), quiescence.incomplete)
+    for site in quiescence.sites:
+        if site.lacking:
+            verdict = Text("no device barrier", style="bold red")
+            evidence = f"may still run: {chain(site.launch)}"
+        else:
+            verdict = Text("barrier", style="green")
+            evidence = chain(site.barrier) if site.barrier else "no device work before it"
+        table.add_row(f"{site.path}:{site.line}", site.kind, verdict, evidence)
+    for barrier in quiescence.cpu_barriers:
+        table.add_row(
+            f"{barrier.path}:{barrier.line}", "-", Text("CPU barrier", style="yellow"), barrier.note
+        )
+    console.print(table)
+
+
 def render(console: Console, result: RunResult) -> None:
     for analysis in result.analysis.step_results:
         table = Table(title=f"step root {analysis.root.name}", show_lines=True, expand=True)
@@ -63,6 +101,8 @@ def render(console: Console, result: RunResult) -> None:
                 str(count),
             )
         console.print(table)
+    for quiescence in result.analysis.quiescence_results:
+        render_quiescence(console, quiescence)
     stats = Table(title="analysis statistics")
     stats.add_column("measure")
     stats.add_column("value", justify="right")
