@@ -8,6 +8,7 @@ skipped.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -39,7 +40,13 @@ def _parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="report findings (for CI and pre-commit)")
     common(check)
-    check.add_argument("--format", choices=("console", "json"), default="console")
+    check.add_argument(
+        "--format",
+        choices=("console", "json", "sarif", "github", "markdown"),
+        default="console",
+        help="console (default), json (stable contract), sarif (code scanning), "
+        "github (workflow annotations), markdown (PR comment)",
+    )
     check.add_argument("--output", type=Path, help="write the report to this file")
     check.add_argument(
         "--fail-on", choices=("error", "warning", "note"), default="error",
@@ -80,10 +87,8 @@ def _check(args: argparse.Namespace, out: Console, err: Console) -> int:
     if result is None:
         return EXIT_ERROR
     findings = result.findings
-    if args.format == "json":
-        from syncscan.report import json_report
-
-        text = json_report.render(result, findings)
+    if args.format != "console":
+        text = _render_text(args.format, result)
         if args.output:
             args.output.write_text(text, encoding="utf-8")
         else:
@@ -104,6 +109,17 @@ def _check(args: argparse.Namespace, out: Console, err: Console) -> int:
     if failing and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _render_text(fmt: str, result: RunResult) -> str:
+    """A machine-readable report of `result`, by format name."""
+    from syncscan.report import github, json_report, markdown, sarif
+
+    if fmt == "github":
+        prefix = os.path.relpath(result.project.root, Path.cwd())
+        return github.render(result, result.findings, path_prefix="" if prefix == "." else prefix)
+    renderers = {"json": json_report.render, "sarif": sarif.render, "markdown": markdown.render}
+    return renderers[fmt](result, result.findings)
 
 
 def _audit(args: argparse.Namespace, out: Console, err: Console) -> int:

@@ -54,7 +54,7 @@ def quiescence_functions(
         symbol = program.lookup(spec.function)
         return [(symbol.function, None)] if symbol.function is not None else []
     out: list[tuple[FunctionSummary, str | None]] = []
-    classes = [owner, *(program.subclasses(owner) if spec.subclasses else ())]
+    classes = [owner, *(program.subclasses(owner, name) if spec.subclasses else ())]
     for cls_name in classes:
         if cls_name in spec.exclude:
             continue

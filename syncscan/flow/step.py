@@ -61,7 +61,7 @@ def find_roots(program: Program, packs: PackSet) -> tuple[list[StepRoot], list[s
             continue
         classes = [spec.cls]
         if spec.subclasses:
-            classes += list(program.subclasses(spec.cls))
+            classes += list(program.subclasses(spec.cls, spec.method))
         for cls_name in classes:
             cls = program.find_class(cls_name)
             if cls is None:

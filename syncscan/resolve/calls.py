@@ -85,7 +85,7 @@ class CallResolver:
         for receiver in row.receivers:
             if self.program.find_class(receiver) is None:
                 continue
-            for cls_name in (receiver, *self.program.subclasses(receiver)):
+            for cls_name in (receiver, *self.program.subclasses(receiver, name_arg.value)):
                 cls = self.program.find_class(cls_name)
                 if cls is None:
                     continue
@@ -217,7 +217,7 @@ class CallResolver:
             found = self.program.find_method(cls_name, method)
             if found is not None:
                 callees.append(Callee(found, cls_name, "attribute"))
-            for sub in self.program.subclasses(cls_name):
+            for sub in self.program.subclasses(cls_name, method):
                 sub_cls = self.program.find_class(sub)
                 if sub_cls is not None and method in sub_cls.methods:
                     callees.append(Callee(sub_cls.methods[method], sub, "attribute"))

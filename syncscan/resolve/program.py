@@ -18,6 +18,7 @@ from syncscan.index.ir import Expr, dotted
 from syncscan.index.summary import ClassSummary, FunctionSummary, ModuleSummary
 from syncscan.project import Project
 
+_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _CLASS_HEADER = re.compile(r"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)[ \t]*:", re.M)
 
 
@@ -49,7 +50,9 @@ class Program:
         self.project = project
         self._summarise = summariser
         self._summaries: dict[str, ModuleSummary | None] = {}
-        self._class_headers: dict[str, list[tuple[str, str]]] | None = None
+        self._class_headers: (
+            tuple[dict[str, list[tuple[str, str]]], dict[str, frozenset[str]]] | None
+        ) = None
         self._mro_cache: dict[str, tuple[ClassSummary, ...]] = {}
         self._subclass_cache: dict[str, tuple[str, ...]] = {}
         self.diagnostics: list[Diagnostic] = []
@@ -187,34 +190,51 @@ class Program:
     def is_subclass(self, child: str, parent: str) -> bool:
         return any(c.qualname == parent for c in self.mro(child))
 
-    def subclasses(self, qualname: str) -> tuple[str, ...]:
-        """Every class in the tree deriving from `qualname` (transitively)."""
-        if qualname in self._subclass_cache:
-            return self._subclass_cache[qualname]
-        headers = self._headers()
-        found: list[str] = []
-        frontier = [qualname]
-        seen = {qualname}
+    def subclasses(self, qualname: str, method: str | None = None) -> tuple[str, ...]:
+        """Classes in the tree deriving from `qualname` (transitively).
+
+        Candidates come from a text scan of class headers, by name, so nothing
+        is parsed to find them; with `method`, only classes whose module
+        defines a function of that name are kept (only they can override it),
+        and only those are parsed to confirm the inheritance.
+        """
+        key = f"{qualname}#{method or ''}"
+        if key in self._subclass_cache:
+            return self._subclass_cache[key]
+        headers, defs = self._headers()
+        names = {qualname.rsplit(".", 1)[-1]}
+        candidates: list[str] = []
+        frontier = list(names)
         while frontier:
-            current = frontier.pop()
-            simple = current.rsplit(".", 1)[-1]
-            for module_name, (name, bases) in ((m, h) for m, hs in headers.items() for h in hs):
-                if not re.search(rf"\b{re.escape(simple)}\b", bases):
-                    continue
-                candidate = f"{module_name}.{name}"
-                if candidate in seen:
-                    continue
-                if self.is_subclass(candidate, current):
-                    seen.add(candidate)
-                    found.append(candidate)
-                    frontier.append(candidate)
-        result = tuple(sorted(found))
-        self._subclass_cache[qualname] = result
+            simple = frontier.pop()
+            pattern = re.compile(rf"\b{re.escape(simple)}\b")
+            for module_name, found in headers.items():
+                for name, bases in found:
+                    if not pattern.search(bases):
+                        continue
+                    candidate = f"{module_name}.{name}"
+                    if candidate == qualname or candidate in candidates:
+                        continue
+                    candidates.append(candidate)
+                    if name not in names:
+                        names.add(name)
+                        frontier.append(name)
+        result = tuple(
+            sorted(
+                c
+                for c in candidates
+                if (method is None or method in defs.get(c.rsplit(".", 1)[0], ()))
+                and self.is_subclass(c, qualname)
+            )
+        )
+        self._subclass_cache[key] = result
         return result
 
-    def _headers(self) -> dict[str, list[tuple[str, str]]]:
+    def _headers(self) -> tuple[dict[str, list[tuple[str, str]]], dict[str, frozenset[str]]]:
+        """Class headers and defined function names per module, by a text scan."""
         if self._class_headers is None:
             headers: dict[str, list[tuple[str, str]]] = {}
+            defs: dict[str, frozenset[str]] = {}
             for module, path in sorted(self.project.modules.items()):
                 try:
                     text = path.read_text(encoding="utf-8", errors="replace")
@@ -226,5 +246,6 @@ class Program:
                 found = [(m.group(1), m.group(2)) for m in _CLASS_HEADER.finditer(text)]
                 if found:
                     headers[module] = found
-            self._class_headers = headers
+                    defs[module] = frozenset(_DEF.findall(text))
+            self._class_headers = (headers, defs)
         return self._class_headers
