@@ -37,6 +37,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--config", type=Path, help="a pyproject.toml or syncscan TOML file")
         p.add_argument("--select", action="append", default=[], help="only these rule codes")
         p.add_argument("--ignore", action="append", default=[], help="skip these rule codes")
+        p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+        p.add_argument("--cache-dir", type=Path, help="summary cache location")
 
     check = sub.add_parser("check", help="report findings (for CI and pre-commit)")
     common(check)
@@ -76,7 +78,14 @@ def _run(args: argparse.Namespace, err: Console) -> RunResult | None:
     if root.is_file():
         root = root.parent
     try:
-        return run(root, args.config, _split(args.select), _split(args.ignore))
+        return run(
+            root,
+            args.config,
+            _split(args.select),
+            _split(args.ignore),
+            use_cache=not args.no_cache,
+            cache_dir=args.cache_dir,
+        )
     except ConfigError as exc:
         err.print(f"syncscan: configuration error: {exc}")
         return None

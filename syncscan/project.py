@@ -102,12 +102,19 @@ class Project:
     modules: dict[str, Path]  # module name -> file
     packages: frozenset[str]  # module names that are packages (__init__.py)
     config: Config
+    _relpaths: dict[str, str] = field(default_factory=dict, repr=False)
 
     def relpath(self, path: str | Path) -> str:
-        try:
-            return Path(path).resolve().relative_to(self.root).as_posix()
-        except ValueError:
-            return Path(path).as_posix()
+        """`path` relative to the root, with "/" separators (cached: called per step)."""
+        key = str(path)
+        cached = self._relpaths.get(key)
+        if cached is None:
+            try:
+                cached = Path(path).resolve().relative_to(self.root).as_posix()
+            except ValueError:
+                cached = Path(path).as_posix()
+            self._relpaths[key] = cached
+        return cached
 
     def has_top_package(self, name: str) -> bool:
         return name in self.packages

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from syncscan.flow.context import Analysis
-from syncscan.index.load import summarise_file
+from syncscan.index.cache import SummaryCache
+from syncscan.index.load import FileSummariser
 from syncscan.packs import PackSet, load_packs
 from syncscan.project import Config, Project, discover, find_config, load_config
 from syncscan.resolve.program import Diagnostic
@@ -42,15 +43,30 @@ def selected(code: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> boo
     return not any(code.startswith(i) for i in ignore)
 
 
+def cache_for(project: Project, cache_dir: Path | None, use_cache: bool) -> SummaryCache | None:
+    """--cache-dir, else [tool.syncscan] cache_dir, else <root>/.syncscan_cache."""
+    if not use_cache:
+        return None
+    if cache_dir is None:
+        configured = project.config.cache_dir
+        cache_dir = Path(configured) if configured else project.root / ".syncscan_cache"
+    return SummaryCache(cache_dir)
+
+
 def run(
     root: Path,
     config_file: Path | None = None,
     select: tuple[str, ...] = (),
     ignore: tuple[str, ...] = (),
+    *,
+    use_cache: bool = True,
+    cache_dir: Path | None = None,
 ) -> RunResult:
     started = time.perf_counter()
     project, packs = load_project(root, config_file)
-    analysis = Analysis(project, packs, summarise_file)
+    cache = cache_for(project, cache_dir, use_cache)
+    summariser = FileSummariser(cache)
+    analysis = Analysis(project, packs, summariser)
     select = select or project.config.select
     ignore = ignore + project.config.ignore
     findings: list[Finding] = []
@@ -71,7 +87,9 @@ def run(
     graph = analysis.callgraph
     stats: dict[str, int | float] = {
         "files": len(project.modules),
-        "parsed": len(analysis.program.loaded()),
+        "summarised": len(analysis.program.loaded()),
+        "parsed": summariser.parsed,
+        "cache_hits": cache.hits if cache else 0,
         "read": analysis.program.files_read,
         "seconds": round(time.perf_counter() - started, 3),
         "step_roots": len(analysis.roots),

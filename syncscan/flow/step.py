@@ -89,7 +89,10 @@ class StepAnalyzer:
             finals = self._run_phases(root)
         except Incomplete as exc:
             return RootAnalysis(root, [], incomplete=str(exc))
-        paths = [self._verdict(state, returns) for state, returns in finals]
+        unique: dict[tuple, tuple[PathState, tuple[ReturnInfo, ...]]] = {}
+        for state, returns in finals:
+            unique.setdefault((state.key(), returns), (state, returns))
+        paths = [self._verdict(state, returns) for state, returns in unique.values()]
         return RootAnalysis(root, _bound_by_mode(paths))
 
     # ------------------------------------------------------------------ phases
@@ -200,28 +203,37 @@ def _as_exits(
     return list(exits) + [Exit(s, implicit) for s in fall]
 
 
-def _compatible(a: PathState, b: PathState) -> bool:
-    other = dict(b.assumptions)
-    return all(other.get(k, v) == v for k, v in a.assumptions)
+def _compatible(a: tuple[tuple[str, bool], ...], b: tuple[tuple[str, bool], ...]) -> bool:
+    other = dict(b)
+    return all(other.get(k, v) == v for k, v in a)
 
 
 def _bound_by_mode(paths: list[StepPath]) -> list[StepPath]:
     """An unwaited exit taken only on some steps of a mode that otherwise waits
     is bounded by those steps: the host cannot run ahead of the mode for long."""
-    bounded = [p for p in paths if p.verdict in ("waits inline", "deferred", "semaphore")]
+    bounded: dict[tuple[tuple[str, bool], ...], str] = {}
+    for p in paths:
+        if p.verdict in ("waits inline", "deferred", "semaphore"):
+            bounded.setdefault(p.state.assumptions, p.verdict)
+    peer_of: dict[tuple[tuple[str, bool], ...], str | None] = {}
     out: list[StepPath] = []
     for path in paths:
         if path.verdict == UNBOUNDED:
-            peers = [b for b in bounded if _compatible(path.state, b.state)]
-            if peers:
+            mode = path.state.assumptions
+            if mode not in peer_of:
+                peer_of[mode] = next(
+                    (v for other, v in bounded.items() if _compatible(mode, other)), None
+                )
+            peer = peer_of[mode]
+            if peer is not None:
                 out.append(
                     StepPath(
                         path.state,
                         path.returns,
                         "bounded by the mode's other steps",
-                        f"a data-dependent exit; other steps of this mode are {peers[0].verdict}",
+                        f"a data-dependent exit; other steps of this mode are {peer}",
                         None,
-                    )  # fmt: skip
+                    )
                 )
                 continue
         out.append(path)

@@ -251,14 +251,19 @@ def to_data(value: Any) -> Any:
     return value
 
 
+_FIELD_NAMES: dict[str, tuple[str, ...]] = {}
+
+
 def from_data(data: Any) -> Any:
     """Inverse of `to_data`; lists come back as tuples."""
-    if isinstance(data, dict) and "k" in data:
-        cls = _KINDS[data["k"]]
-        kwargs = {f.name: from_data(data[f.name]) for f in fields(cls)}
-        return cls(**kwargs)
+    if isinstance(data, dict):
+        kind = data["k"]
+        names = _FIELD_NAMES.get(kind)
+        if names is None:
+            names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(_KINDS[kind]))
+        return _KINDS[kind](*[from_data(data[name]) for name in names])
     if isinstance(data, list):
-        return tuple(from_data(v) for v in data)
+        return tuple([from_data(v) for v in data])
     return data
 
 

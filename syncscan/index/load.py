@@ -1,20 +1,52 @@
-"""Read one file and summarise it; every failure becomes a SummaryError."""
+"""Read one file and summarise it, through the cache; failures become SummaryError."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from syncscan.index.build import SummaryError, summarise
+from syncscan.index.cache import SummaryCache
 from syncscan.index.summary import ModuleSummary
 from syncscan.project import Project
 
 
-def summarise_file(project: Project, module: str, path: Path) -> ModuleSummary:
+def read_source(path: Path) -> bytes:
     try:
-        source = path.read_bytes().decode("utf-8")
+        return path.read_bytes()
     except OSError as exc:
         raise SummaryError(f"cannot read: {exc.strerror or exc}") from exc
+
+
+def summarise_bytes(source: bytes, module: str, path: Path) -> ModuleSummary:
+    try:
+        text = source.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SummaryError(f"not UTF-8: {exc.reason} at byte {exc.start}") from exc
-    is_package = path.name == "__init__.py"
-    return summarise(source, module, str(path), is_package)
+    return summarise(text, module, str(path), path.name == "__init__.py")
+
+
+class FileSummariser:
+    """project, module, path -> ModuleSummary, reusing cached summaries."""
+
+    def __init__(self, cache: SummaryCache | None = None) -> None:
+        self.cache = cache
+        self.parsed = 0
+
+    def __call__(self, project: Project, module: str, path: Path) -> ModuleSummary:
+        source = read_source(path)
+        key = None
+        if self.cache is not None:
+            key = self.cache.key(source, module, path.name == "__init__.py")
+            cached = self.cache.get(key, str(path))
+            if cached is not None:
+                return cached
+        summary = summarise_bytes(source, module, path)
+        self.parsed += 1
+        if self.cache is not None and key is not None:
+            self.cache.put(key, summary)
+        return summary
+
+
+def summarise_file(project: Project, module: str, path: Path) -> ModuleSummary:
+    """Uncached summarising, for callers that want no cache at all."""
+    return summarise_bytes(read_source(path), module, path)

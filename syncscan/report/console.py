@@ -79,8 +79,8 @@ def render(console: Console, result: RunResult, findings: list[Finding]) -> None
     stats = result.stats
     console.print(
         Text(
-            f"{summary} · {stats['step_roots']} step roots · {stats['parsed']} of "
-            f"{stats['files']} files summarised · {stats['seconds']}s",
+            f"{summary} · {stats['step_roots']} step roots · {stats['summarised']} of "
+            f"{stats['files']} files summarised ({stats['parsed']} parsed) · {stats['seconds']}s",
             style="bold",
         )
     )

@@ -18,6 +18,7 @@ from syncscan.index.ir import Expr, dotted
 from syncscan.index.summary import ClassSummary, FunctionSummary, ModuleSummary
 from syncscan.project import Project
 
+_IDENT = re.compile(r"[A-Za-z_]\w*")
 _DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _CLASS_HEADER = re.compile(r"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)[ \t]*:", re.M)
 
@@ -54,6 +55,7 @@ class Program:
             tuple[dict[str, list[tuple[str, str]]], dict[str, frozenset[str]]] | None
         ) = None
         self._mro_cache: dict[str, tuple[ClassSummary, ...]] = {}
+        self._base_index: dict[str, list[tuple[str, str]]] | None = None
         self._subclass_cache: dict[str, tuple[str, ...]] = {}
         self.diagnostics: list[Diagnostic] = []
         self.files_read = 0
@@ -201,24 +203,21 @@ class Program:
         key = f"{qualname}#{method or ''}"
         if key in self._subclass_cache:
             return self._subclass_cache[key]
-        headers, defs = self._headers()
+        _, defs = self._headers()
+        by_base = self._by_base()
         names = {qualname.rsplit(".", 1)[-1]}
         candidates: list[str] = []
         frontier = list(names)
         while frontier:
             simple = frontier.pop()
-            pattern = re.compile(rf"\b{re.escape(simple)}\b")
-            for module_name, found in headers.items():
-                for name, bases in found:
-                    if not pattern.search(bases):
-                        continue
-                    candidate = f"{module_name}.{name}"
-                    if candidate == qualname or candidate in candidates:
-                        continue
-                    candidates.append(candidate)
-                    if name not in names:
-                        names.add(name)
-                        frontier.append(name)
+            for module_name, name in by_base.get(simple, ()):
+                candidate = f"{module_name}.{name}"
+                if candidate == qualname or candidate in candidates:
+                    continue
+                candidates.append(candidate)
+                if name not in names:
+                    names.add(name)
+                    frontier.append(name)
         result = tuple(
             sorted(
                 c
@@ -229,6 +228,17 @@ class Program:
         )
         self._subclass_cache[key] = result
         return result
+
+    def _by_base(self) -> dict[str, list[tuple[str, str]]]:
+        """Identifier in a class's bases -> (module, class) it appears in."""
+        if self._base_index is None:
+            index: dict[str, list[tuple[str, str]]] = {}
+            for module_name, found in self._headers()[0].items():
+                for name, bases in found:
+                    for ident in set(_IDENT.findall(bases)):
+                        index.setdefault(ident, []).append((module_name, name))
+            self._base_index = index
+        return self._base_index
 
     def _headers(self) -> tuple[dict[str, list[tuple[str, str]]], dict[str, frozenset[str]]]:
         """Class headers and defined function names per module, by a text scan."""

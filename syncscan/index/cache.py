@@ -1,0 +1,96 @@
+"""The summary cache: one JSON file per (file content, syncscan version, format).
+
+JSON, never pickle: a cache lives in a project directory and must not be
+able to execute code when read. Entries are written atomically (temp file +
+rename); a corrupt, truncated or foreign entry is ignored and rebuilt. Only
+summaries are cached: findings are always recomputed from them, so a change
+in a callee changes its caller's result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from syncscan import __version__
+from syncscan.index.summary import ModuleSummary, summary_from_data, summary_to_data
+
+# Bump when ModuleSummary or the IR changes shape or meaning.
+SUMMARY_FORMAT = 3
+
+_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by syncscan.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+
+
+class SummaryCache:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.hits = 0
+        self.misses = 0
+        self.rejected = 0
+        self._ready = False
+
+    def key(self, source: bytes, module: str, is_package: bool) -> str:
+        digest = hashlib.sha256()
+        for part in (__version__, str(SUMMARY_FORMAT), module, str(is_package)):
+            digest.update(part.encode())
+            digest.update(b"\0")
+        digest.update(source)
+        return digest.hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.directory / "summaries" / key[:2] / f"{key}.json"
+
+    def get(self, key: str, path: str) -> ModuleSummary | None:
+        entry = self._path(key)
+        try:
+            data = json.loads(entry.read_text(encoding="utf-8"))
+            if data.get("key") != key:
+                raise ValueError("foreign entry")
+            summary = summary_from_data(data["summary"])
+        except FileNotFoundError:
+            self.misses += 1
+            return None
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            self.rejected += 1
+            return None
+        self.hits += 1
+        # The same bytes may live at another path (a copied tree): say where.
+        return summary if summary.path == path else _relocated(summary, path)
+
+    def put(self, key: str, summary: ModuleSummary) -> None:
+        try:
+            self._prepare()
+            entry = self._path(key)
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            text = json.dumps({"key": key, "summary": summary_to_data(summary)})
+            fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(tmp, entry)
+        except OSError:
+            pass  # a read-only or full cache never fails the run
+
+    def _prepare(self) -> None:
+        if self._ready:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        tag = self.directory / "CACHEDIR.TAG"
+        if not tag.exists():
+            tag.write_text(_TAG, encoding="utf-8")
+        ignore = self.directory / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# created by syncscan\n*\n", encoding="utf-8")
+        self._ready = True
+
+
+def _relocated(summary: ModuleSummary, path: str) -> ModuleSummary:
+    from dataclasses import replace
+
+    return replace(summary, path=path)
