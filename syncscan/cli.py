@@ -1,4 +1,4 @@
-"""Command line: check | audit | explain | rules.
+"""Command line: check | audit | explain | rules | config.
 
 Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or
 configuration error. Bad input files never stop a run: they are reported as
@@ -10,18 +10,25 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
+from contextlib import nullcontext
 from pathlib import Path
 
 from rich.console import Console
 from rich.markdown import Markdown
 
-from syncscan import __version__
+from syncscan import __version__, baseline
 from syncscan.project import ConfigError
 from syncscan.rules import all_rules, rule_by_code
-from syncscan.runner import RunResult, run
+from syncscan.runner import Options, RunResult, run
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _SEVERITY_RANK = {"note": 0, "warning": 1, "error": 2}
+_FORMATS = ("console", "json", "sarif", "github", "markdown")
+
+
+class UsageError(Exception):
+    pass
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,8 +39,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"syncscan {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("path", nargs="?", default=".", help="project root (default: .)")
+    def common(p: argparse.ArgumentParser, many: bool) -> None:
+        if many:
+            p.add_argument(
+                "paths", nargs="*", type=Path,
+                help="a project directory (default: .), or changed files to report on",
+            )  # fmt: skip
+        else:
+            p.add_argument("paths", nargs="?", type=Path, help="project root (default: .)")
         p.add_argument("--config", type=Path, help="a pyproject.toml or syncscan TOML file")
         p.add_argument("--select", action="append", default=[], help="only these rule codes")
         p.add_argument("--ignore", action="append", default=[], help="skip these rule codes")
@@ -41,23 +54,30 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--cache-dir", type=Path, help="summary cache location")
 
     check = sub.add_parser("check", help="report findings (for CI and pre-commit)")
-    common(check)
-    check.add_argument(
-        "--format",
-        choices=("console", "json", "sarif", "github", "markdown"),
-        default="console",
-        help="console (default), json (stable contract), sarif (code scanning), "
-        "github (workflow annotations), markdown (PR comment)",
-    )
+    common(check, many=True)
+    check.add_argument("--format", choices=_FORMATS, default="console")
     check.add_argument("--output", type=Path, help="write the report to this file")
     check.add_argument(
         "--fail-on", choices=("error", "warning", "note"), default="error",
         help="lowest severity that makes the exit code 1 (default: error)",
     )  # fmt: skip
-    check.add_argument("--exit-zero", action="store_true", help="always exit 0 on findings")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    check.add_argument(
+        "--changed-only", action="store_true",
+        help="pre-commit mode: PATHS are changed files; exit 0 at once when there are none",
+    )  # fmt: skip
+    check.add_argument("--baseline", type=Path, help="report only findings not in this file")
+    check.add_argument("--write-baseline", type=Path, help="record current findings and exit 0")
+    check.add_argument(
+        "--report-unused-ignores", action="store_true",
+        help="report `# syncscan: ignore[...]` comments that suppress nothing (exit 1)",
+    )  # fmt: skip
 
     audit = sub.add_parser("audit", help="every step root x mode, with its verdict")
-    common(audit)
+    common(audit, many=False)
+
+    config = sub.add_parser("config", help="print the effective configuration")
+    common(config, many=False)
 
     explain = sub.add_parser("explain", help="a rule's documentation and remedy")
     explain.add_argument("code")
@@ -70,14 +90,44 @@ def _split(values: list[str]) -> tuple[str, ...]:
     return tuple(v.strip().upper() for item in values for v in item.split(",") if v.strip())
 
 
-def _run(args: argparse.Namespace, err: Console) -> RunResult | None:
-    root = Path(args.path)
-    if not root.exists():
-        err.print(f"syncscan: error: path does not exist: {root}")
-        return None
-    if root.is_file():
-        root = root.parent
-    try:
+def _target(paths: list[Path], changed_only: bool) -> tuple[Path, tuple[str, ...] | None]:
+    """(project root, changed files relative to it, or None for a full report)."""
+    files = [p for p in paths if not p.is_dir()]
+    dirs = [p for p in paths if p.is_dir()]
+    missing = [p for p in paths if not p.exists()]
+    if missing and not changed_only:
+        raise UsageError(f"path does not exist: {missing[0]}")
+    if not files and not changed_only:
+        if len(dirs) > 1:
+            raise UsageError("give one project directory (or changed files)")
+        return (dirs[0] if dirs else Path(".")), None
+    if dirs:
+        raise UsageError("give either one project directory or changed files, not both")
+    root = _project_root(Path.cwd())
+    changed = []
+    for path in files:
+        try:
+            changed.append(path.resolve().relative_to(root.resolve()).as_posix())
+        except ValueError:
+            raise UsageError(f"{path} is outside the project at {root}") from None
+    return root, tuple(changed)
+
+
+def _project_root(start: Path) -> Path:
+    from syncscan.project import find_config
+
+    config = find_config(start.resolve())
+    return config.parent if config is not None else start
+
+
+def _run(args: argparse.Namespace, err: Console, root: Path, options: Options) -> RunResult:
+    status = (
+        err.status("syncscan: reading the step path", spinner="dots")
+        if err.is_terminal
+        else nullcontext()
+    )
+    with status as spinner:
+        progress = (lambda text: spinner.update(f"syncscan: {text}")) if spinner else None
         return run(
             root,
             args.config,
@@ -85,39 +135,52 @@ def _run(args: argparse.Namespace, err: Console) -> RunResult | None:
             _split(args.ignore),
             use_cache=not args.no_cache,
             cache_dir=args.cache_dir,
+            options=options,
+            progress=progress,
         )
-    except ConfigError as exc:
-        err.print(f"syncscan: configuration error: {exc}")
-        return None
 
 
 def _check(args: argparse.Namespace, out: Console, err: Console) -> int:
-    result = _run(args, err)
-    if result is None:
-        return EXIT_ERROR
-    findings = result.findings
-    if args.format != "console":
-        text = _render_text(args.format, result)
-        if args.output:
-            args.output.write_text(text, encoding="utf-8")
-        else:
-            sys.stdout.write(text)
-    else:
-        from syncscan.report import console
-
-        target = out
-        handle = None
-        if args.output:
-            handle = args.output.open("w", encoding="utf-8")
-            target = Console(file=handle, width=120, no_color=True)
-        console.render(target, result, findings)
-        if handle is not None:
-            handle.close()
+    if args.changed_only and not args.paths:
+        return EXIT_CLEAN  # pre-commit with nothing to check
+    root, changed = _target(args.paths, args.changed_only)
+    options = Options(
+        changed=changed,
+        baseline=args.baseline,
+        report_unused_ignores=args.report_unused_ignores,
+    )
+    result = _run(args, err, root, options)
+    if args.write_baseline:
+        baseline.write(args.write_baseline, result.findings)
+        err.print(f"syncscan: wrote {len(result.findings)} finding(s) to {args.write_baseline}")
+        return EXIT_CLEAN
+    _emit(args, out, result)
+    for problem in result.problems:
+        err.print(f"syncscan: {problem}")
     threshold = _SEVERITY_RANK[args.fail_on]
-    failing = [f for f in findings if _SEVERITY_RANK.get(f.severity, 2) >= threshold]
-    if failing and not args.exit_zero:
+    failing = [f for f in result.findings if _SEVERITY_RANK.get(f.severity, 2) >= threshold]
+    if (failing or result.problems) and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _emit(args: argparse.Namespace, out: Console, result: RunResult) -> None:
+    if args.format == "console":
+        from syncscan.report import console
+
+        if args.output:
+            with args.output.open("w", encoding="utf-8") as handle:
+                console.render(
+                    Console(file=handle, width=120, no_color=True), result, result.findings
+                )
+        else:
+            console.render(out, result, result.findings)
+        return
+    text = _render_text(args.format, result)
+    if args.output:
+        args.output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
 
 
 def _render_text(fmt: str, result: RunResult) -> str:
@@ -132,21 +195,34 @@ def _render_text(fmt: str, result: RunResult) -> str:
 
 
 def _audit(args: argparse.Namespace, out: Console, err: Console) -> int:
-    result = _run(args, err)
-    if result is None:
-        return EXIT_ERROR
+    root = args.paths or Path(".")
+    if not root.is_dir():
+        raise UsageError(f"not a directory: {root}")
     from syncscan.report import audit
 
-    audit.render(out, result)
+    audit.render(out, _run(args, err, root, Options()))
+    return EXIT_CLEAN
+
+
+def _config(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from syncscan.report import config_report
+    from syncscan.runner import load_project
+
+    root = args.paths or Path(".")
+    if not root.is_dir():
+        raise UsageError(f"not a directory: {root}")
+    project, packs = load_project(root, args.config)
+    config_report.render(out, project, packs)
     return EXIT_CLEAN
 
 
 def _explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     rule = rule_by_code(args.code)
     if rule is None:
-        err.print(f"syncscan: error: unknown rule {args.code!r}; see `syncscan rules`")
-        return EXIT_ERROR
-    out.print(Markdown(f"# {rule.code} {rule.name}\n\n{_dedent(rule.documentation())}"))
+        raise UsageError(f"unknown rule {args.code!r}; see `syncscan rules`")
+    doc = rule.documentation()
+    first, _, rest = doc.partition("\n")
+    out.print(Markdown(f"# {rule.code} {rule.name}\n\n{first}\n{textwrap.dedent(rest)}"))
     out.print(Markdown(f"## Reference remedy\n{rule.remedy}"))
     return EXIT_CLEAN
 
@@ -157,13 +233,6 @@ def _rules(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_CLEAN
 
 
-def _dedent(doc: str) -> str:
-    import textwrap
-
-    first, _, rest = doc.partition("\n")
-    return first + "\n" + textwrap.dedent(rest)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     try:
@@ -172,8 +241,20 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR if exc.code else EXIT_CLEAN
     out = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
-    handlers = {"check": _check, "audit": _audit, "explain": _explain, "rules": _rules}
-    return handlers[args.command](args, out, err)
+    handlers = {
+        "check": _check,
+        "audit": _audit,
+        "config": _config,
+        "explain": _explain,
+        "rules": _rules,
+    }
+    try:
+        return handlers[args.command](args, out, err)
+    except UsageError as exc:
+        err.print(f"syncscan: error: {exc}")
+    except ConfigError as exc:
+        err.print(f"syncscan: configuration error: {exc}")
+    return EXIT_ERROR
 
 
 if __name__ == "__main__":

@@ -6,9 +6,11 @@ This is the only place that wires the layers together; the CLI calls it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from syncscan import baseline, suppress
 from syncscan.flow.context import Analysis
 from syncscan.index.cache import SummaryCache
 from syncscan.index.load import FileSummariser
@@ -24,10 +26,23 @@ class RunResult:
     project: Project
     packs: PackSet
     analysis: Analysis
-    findings: list[Finding]
+    findings: list[Finding]  # what is reported, after suppressions/filters/baseline
     diagnostics: list[Diagnostic]
     stats: dict[str, int | float]
     notes: list[str] = field(default_factory=list)
+    suppressed: list[Finding] = field(default_factory=list)
+    baselined: list[Finding] = field(default_factory=list)
+    all_findings: list[Finding] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # make the run fail (unused ignores)
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a run filters and reports, beyond what it analyses."""
+
+    changed: tuple[str, ...] | None = None  # report only findings touching these files
+    baseline: Path | None = None
+    report_unused_ignores: bool = False
 
 
 def load_project(root: Path, config_file: Path | None = None) -> tuple[Project, PackSet]:
@@ -61,12 +76,17 @@ def run(
     *,
     use_cache: bool = True,
     cache_dir: Path | None = None,
+    options: Options | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> RunResult:
+    options = options or Options()
     started = time.perf_counter()
     project, packs = load_project(root, config_file)
     cache = cache_for(project, cache_dir, use_cache)
     summariser = FileSummariser(cache)
     analysis = Analysis(project, packs, summariser)
+    if progress is not None:
+        analysis.program.on_load = lambda module: progress(f"summarising {module}")
     select = select or project.config.select
     ignore = ignore + project.config.ignore
     findings: list[Finding] = []
@@ -98,6 +118,44 @@ def run(
         "resolved_calls": graph.resolved_calls,
         "unresolved_calls": graph.unresolved_calls,
     }
-    return RunResult(
+    result = RunResult(
         project, packs, analysis, findings, list(analysis.program.diagnostics), stats, notes
     )
+    result.all_findings = list(findings)
+    _filter(result, options)
+    return result
+
+
+def _filter(result: RunResult, options: Options) -> None:
+    """Suppressions, then the changed-files filter, then the baseline."""
+    program = result.analysis.program
+    headers: dict[str, tuple[str, int]] = {}
+    for finding in result.findings:
+        symbol = program.lookup(finding.location.function)
+        if symbol.function is not None and symbol.module is not None:
+            headers[finding.location.function] = (
+                result.project.relpath(symbol.module.path),
+                symbol.function.line,
+            )
+    report = suppress.apply(result.findings, program.loaded(), result.project.root, headers)
+    result.findings = report.kept
+    result.suppressed = report.suppressed
+    result.notes.extend(report.missing_reason)
+    if options.report_unused_ignores:
+        result.problems.extend(report.unused)
+    if options.changed is not None:
+        changed = set(options.changed)
+        result.findings = [f for f in result.findings if touches(f, changed)]
+    if options.baseline is not None:
+        compared = baseline.compare(result.findings, baseline.read(options.baseline))
+        result.findings = compared.new
+        result.baselined = compared.known
+        result.notes.extend(f"baseline: {s}" for s in compared.stale)
+
+
+def touches(finding: Finding, changed: set[str]) -> bool:
+    """The finding's location, witness or related sites lie in a changed file."""
+    paths = {finding.location.path}
+    paths.update(step.path for step in finding.witness)
+    paths.update(site.path for site in finding.related)
+    return bool(paths & changed)

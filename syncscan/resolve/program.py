@@ -59,6 +59,7 @@ class Program:
         self._subclass_cache: dict[str, tuple[str, ...]] = {}
         self.diagnostics: list[Diagnostic] = []
         self.files_read = 0
+        self.on_load: Callable[[str], None] | None = None  # progress reporting
 
     # ------------------------------------------------------------------ loading
     def summary(self, module: str) -> ModuleSummary | None:
@@ -66,6 +67,8 @@ class Program:
             return self._summaries[module]
         path = self.project.modules.get(module)
         summary = None
+        if path is not None and self.on_load is not None:
+            self.on_load(module)
         if path is not None:
             try:
                 summary = self._summarise(self.project, module, path)

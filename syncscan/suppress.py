@@ -1,0 +1,129 @@
+"""Suppressions: `# syncscan: ignore[SYNC001] <reason>` comments.
+
+A suppression applies to a finding when it sits on any line of the flagged
+statement or on the `def` line (or a decorator line) of the flagged function.
+A suppression without a reason still applies but is reported; unused ones are
+reported on request.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+from syncscan.index.summary import ModuleSummary, Suppression
+from syncscan.rules.base import Finding
+
+_DEF_LINE = re.compile(r"^\s*(async\s+)?def\s")
+
+
+@dataclass(frozen=True)
+class SuppressionReport:
+    kept: list[Finding]
+    suppressed: list[Finding]
+    missing_reason: list[str]  # messages
+    unused: list[str]  # messages
+
+
+def statement_lines(source: str, line: int) -> range:
+    """The lines of the logical statement starting at `line` (1-based)."""
+    lines = source.splitlines(keepends=True)
+    if not 1 <= line <= len(lines):
+        return range(line, line + 1)
+    tail = "".join(lines[line - 1 :])
+    end = line
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(tail).readline):
+            end = line + token.end[0] - 1
+            if token.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                break
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return range(line, end + 1)
+
+
+def function_header_lines(source: str, start: int) -> range:
+    """From the first decorator to the `def` line of a function starting at `start`."""
+    lines = source.splitlines()
+    for number in range(start, min(len(lines), start + 50) + 1):
+        if _DEF_LINE.match(lines[number - 1]):
+            return range(start, number + 1)
+    return range(start, start + 1)
+
+
+def apply(
+    findings: list[Finding], summaries: list[ModuleSummary], root: Path, function_lines: dict
+) -> SuppressionReport:
+    """Split findings into kept and suppressed, and audit the comments used.
+
+    `function_lines` maps a function qualname to (relative path, first line).
+    """
+    by_path: dict[str, ModuleSummary] = {}
+    for summary in summaries:
+        by_path[_rel(summary.path, root)] = summary
+    sources: dict[str, str] = {}
+    used: set[tuple[str, int]] = set()
+    kept: list[Finding] = []
+    suppressed: list[Finding] = []
+    for finding in findings:
+        hit = _match(finding, by_path, sources, root, function_lines)
+        if hit is None:
+            kept.append(finding)
+        else:
+            used.add(hit)
+            suppressed.append(finding)
+    missing: list[str] = []
+    unused: list[str] = []
+    for path, summary in sorted(by_path.items()):
+        for item in summary.suppressions:
+            codes = ",".join(item.codes)
+            if not item.reason:
+                missing.append(f"{path}:{item.line}: ignore[{codes}] has no reason")
+            if (path, item.line) not in used:
+                unused.append(f"{path}:{item.line}: ignore[{codes}] suppresses nothing")
+    return SuppressionReport(kept, suppressed, missing, unused)
+
+
+def _match(finding, by_path, sources, root, function_lines) -> tuple[str, int] | None:
+    candidates: list[tuple[str, range]] = []
+    loc = finding.location
+    source = _source(loc.path, sources, root)
+    if source is not None:
+        candidates.append((loc.path, statement_lines(source, loc.line)))
+    header = function_lines.get(loc.function)
+    if header is not None:
+        path, first = header
+        text = _source(path, sources, root)
+        if text is not None:
+            candidates.append((path, function_header_lines(text, first)))
+    for path, lines in candidates:
+        summary = by_path.get(path)
+        if summary is None:
+            continue
+        for item in summary.suppressions:
+            if item.line in lines and _covers(item, finding.code):
+                return (path, item.line)
+    return None
+
+
+def _covers(item: Suppression, code: str) -> bool:
+    return any(code == c or code.startswith(c) for c in item.codes)
+
+
+def _source(path: str, cache: dict[str, str], root: Path) -> str | None:
+    if path not in cache:
+        try:
+            cache[path] = (root / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+    return cache[path]
+
+
+def _rel(path: str, root: Path) -> str:
+    try:
+        return Path(path).resolve().relative_to(root).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
