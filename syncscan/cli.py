@@ -52,6 +52,10 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--ignore", action="append", default=[], help="skip these rule codes")
         p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
         p.add_argument("--cache-dir", type=Path, help="summary cache location")
+        p.add_argument(
+            "--jobs", type=int, default=None,
+            help="processes for cold indexing (default: the cores; 1 under --changed-only)",
+        )  # fmt: skip
 
     check = sub.add_parser("check", help="report findings (for CI and pre-commit)")
     common(check, many=True)
@@ -137,7 +141,21 @@ def _run(args: argparse.Namespace, err: Console, root: Path, options: Options) -
             cache_dir=args.cache_dir,
             options=options,
             progress=progress,
+            jobs=_jobs(args, options),
         )
+
+
+def _jobs(args: argparse.Namespace, options: Options) -> int:
+    """Serial under pre-commit (changed files) unless asked; else one per core."""
+    if args.jobs is not None:
+        if args.jobs < 1:
+            raise UsageError("--jobs must be at least 1")
+        return args.jobs
+    if options.changed is not None:
+        return 1
+    from syncscan.index.prefetch import default_jobs
+
+    return default_jobs()
 
 
 def _check(args: argparse.Namespace, out: Console, err: Console) -> int:

@@ -14,6 +14,7 @@ from syncscan import baseline, suppress
 from syncscan.flow.context import Analysis
 from syncscan.index.cache import SummaryCache
 from syncscan.index.load import FileSummariser
+from syncscan.index.prefetch import PrefetchingSummariser
 from syncscan.packs import PackSet, load_packs
 from syncscan.project import Config, Project, discover, find_config, load_config
 from syncscan.resolve.program import Diagnostic
@@ -78,12 +79,21 @@ def run(
     cache_dir: Path | None = None,
     options: Options | None = None,
     progress: Callable[[str], None] | None = None,
+    jobs: int = 1,
 ) -> RunResult:
     options = options or Options()
     started = time.perf_counter()
     project, packs = load_project(root, config_file)
     cache = cache_for(project, cache_dir, use_cache)
-    summariser = FileSummariser(cache)
+    summariser = PrefetchingSummariser(cache, jobs) if jobs > 1 else FileSummariser(cache)
+    try:
+        return _analyse(project, packs, summariser, cache, select, ignore, options, progress, started)
+    finally:
+        if isinstance(summariser, PrefetchingSummariser):
+            summariser.close()
+
+
+def _analyse(project, packs, summariser, cache, select, ignore, options, progress, started):
     analysis = Analysis(project, packs, summariser)
     if progress is not None:
         analysis.program.on_load = lambda module: progress(f"summarising {module}")

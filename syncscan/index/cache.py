@@ -47,6 +47,9 @@ class SummaryCache:
     def _path(self, key: str) -> Path:
         return self.directory / "summaries" / key[:2] / f"{key}.json"
 
+    def has(self, key: str) -> bool:
+        return self._path(key).is_file()
+
     def get(self, key: str, path: str) -> ModuleSummary | None:
         entry = self._path(key)
         try:

@@ -1,0 +1,141 @@
+"""Benchmark syncscan against named references on the same vLLM tree, in one run.
+
+    python bench/run.py [--version 0.33.0] [--runs 3]
+
+Fetches the release as the tests do (pip download, *.py only, cached outside
+the repository), copies it to a scratch directory, and reports medians of
+several runs of:
+
+- syncscan cold (empty cache), warm (full cache), and warm after a one-file
+  change to the step path (vllm/v1/worker/gpu/model_runner.py);
+- syncscan's peak RSS;
+- ruff check --no-cache --select E,F (reference);
+- a single-process libcst parse of every file (reference).
+
+It prints each figure and the ratios the performance issue targets. It is a
+measurement, not a test: nothing here fails on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+from engine_trees import fetch_release  # noqa: E402
+
+STEP_FILE = "vllm/v1/worker/gpu/model_runner.py"
+PARSE_ALL = """
+import sys, time, pathlib, libcst
+root = pathlib.Path(sys.argv[1])
+t = time.perf_counter()
+for path in sorted(root.rglob("*.py")):
+    try:
+        libcst.parse_module(path.read_text(encoding="utf-8"))
+    except Exception:
+        pass
+print(time.perf_counter() - t)
+"""
+
+
+def timed(command: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak RSS (KiB) of one child process."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(process.pid, 0)
+    return time.perf_counter() - start, usage.ru_maxrss
+
+
+def median(samples: list[float]) -> float:
+    return statistics.median(samples)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--version", default="0.33.0")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+
+    source = fetch_release("vllm", args.version)
+    scratch = Path(tempfile.mkdtemp(prefix="syncscan-bench-"))
+    try:
+        tree = scratch / "src"
+        shutil.copytree(source, tree)
+        cache = scratch / "cache"
+        syncscan = [sys.executable, "-m", "syncscan", "check", str(tree), "--exit-zero"]
+        ruff = shutil.which("ruff") or "ruff"
+
+        cold, cold_rss = [], []
+        for _ in range(args.runs):
+            shutil.rmtree(cache, ignore_errors=True)
+            seconds, rss = timed([*syncscan, "--cache-dir", str(cache)])
+            cold.append(seconds)
+            cold_rss.append(rss)
+        warm, warm_rss = [], []
+        for _ in range(args.runs):
+            seconds, rss = timed([*syncscan, "--cache-dir", str(cache)])
+            warm.append(seconds)
+            warm_rss.append(rss)
+        touched = []
+        step_file = tree / STEP_FILE
+        for run in range(args.runs):
+            with step_file.open("a", encoding="utf-8") as handle:
+                handle.write(f"\n# bench touch {run}\n")
+            touched.append(timed([*syncscan, "--cache-dir", str(cache)])[0])
+        ruff_runs = [
+            timed([ruff, "check", "--no-cache", "--select", "E,F", "--exit-zero", "-q", str(tree)])[
+                0
+            ]
+            for _ in range(args.runs)
+        ]
+        parse_runs = []
+        for _ in range(args.runs):
+            out = subprocess.run(
+                [sys.executable, "-c", PARSE_ALL, str(tree)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            parse_runs.append(float(out.stdout.strip()))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    files = sum(1 for _ in source.rglob("*.py"))
+    size = sum(p.stat().st_size for p in source.rglob("*.py")) / 1e6
+    c, w, t, r, p = (
+        median(cold),
+        median(warm),
+        median(touched),
+        median(ruff_runs),
+        median(parse_runs),
+    )
+    rss = max(cold_rss + warm_rss) / 1024
+    print(
+        f"vLLM {args.version}: {files} files, {size:.1f} MB; "
+        f"medians of {args.runs} runs; {os.cpu_count()} cores"
+    )
+    print(f"  syncscan cold            {c:8.2f} s")
+    print(f"  syncscan warm            {w:8.2f} s")
+    print(f"  syncscan one-file change {t:8.2f} s")
+    print(f"  syncscan peak RSS        {rss:8.0f} MiB")
+    print(f"  ruff --no-cache E,F      {r:8.2f} s")
+    print(f"  libcst parse-all (1 proc){p:8.2f} s")
+    print("ratios (target):")
+    print(f"  cold / libcst parse-all   {c / p:6.2f}  (<= 0.15)")
+    print(f"  warm / ruff               {w / r:6.2f}  (<= 1.5)")
+    print(f"  one-file change / ruff    {t / r:6.2f}  (<= 3)")
+    print(f"  peak RSS                  {rss:6.0f} MiB (<= 1024)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

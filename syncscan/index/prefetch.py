@@ -1,0 +1,104 @@
+"""Parallel cold indexing: summarise the modules a loaded module imports, ahead of need.
+
+The analysis loads modules on demand, one at a time. While it works on one,
+worker processes summarise the project modules that module imports (the next
+ones it is likely to ask for). When the analysis asks for a module a worker
+has not started, the request is cancelled and the module is summarised in
+place, so a wrong guess never makes a run wait. Workers write the cache too.
+Summaries cross the process boundary as plain data (`summary_to_data`).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+
+from syncscan.index.build import SummaryError
+from syncscan.index.cache import SummaryCache
+from syncscan.index.load import FileSummariser, read_source, summarise_bytes
+from syncscan.index.summary import ModuleSummary, summary_from_data, summary_to_data
+from syncscan.project import Project
+
+
+def _summarise_in_worker(module: str, path: str, cache_dir: str | None) -> dict | str:
+    """Runs in a worker: a summary as data, or an error message."""
+    try:
+        source = read_source(Path(path))
+        summary = summarise_bytes(source, module, Path(path))
+    except SummaryError as exc:
+        return str(exc)
+    if cache_dir is not None:
+        cache = SummaryCache(Path(cache_dir))
+        cache.put(cache.key(source, module, path.endswith("__init__.py")), summary)
+    return summary_to_data(summary)
+
+
+def default_jobs() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+
+
+class PrefetchingSummariser(FileSummariser):
+    def __init__(self, cache: SummaryCache | None, jobs: int) -> None:
+        super().__init__(cache)
+        self.workers = max(1, jobs - 1)
+        self._pool: ProcessPoolExecutor | None = None
+        self._pending: dict[str, Future] = {}
+        self._seen: set[str] = set()
+        self.prefetched = 0
+
+    def __call__(self, project: Project, module: str, path: Path) -> ModuleSummary:
+        self._seen.add(module)
+        future = self._pending.pop(module, None)
+        summary: ModuleSummary | None = None
+        if future is not None and not future.cancel():
+            outcome = future.result()
+            if isinstance(outcome, str):
+                raise SummaryError(outcome)
+            summary = summary_from_data(outcome)
+            self.prefetched += 1
+        if summary is None:
+            summary = super().__call__(project, module, path)
+        self._prefetch_imports(project, summary)
+        return summary
+
+    def _prefetch_imports(self, project: Project, summary: ModuleSummary) -> None:
+        for binding in summary.imports:
+            module = _project_module(project, binding.target)
+            if module is None or module in self._seen:
+                continue
+            self._seen.add(module)
+            path = project.modules[module]
+            if self.cache is not None and self._cached(module, path):
+                continue
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(max_workers=self.workers)
+            cache_dir = str(self.cache.directory) if self.cache is not None else None
+            self._pending[module] = self._pool.submit(
+                _summarise_in_worker, module, str(path), cache_dir
+            )
+
+    def _cached(self, module: str, path: Path) -> bool:
+        try:
+            source = path.read_bytes()
+        except OSError:
+            return False
+        assert self.cache is not None
+        key = self.cache.key(source, module, path.name == "__init__.py")
+        return self.cache.has(key)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            for future in self._pending.values():
+                future.cancel()
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+def _project_module(project: Project, target: str) -> str | None:
+    parts = target.split(".")
+    for cut in range(len(parts), 0, -1):
+        name = ".".join(parts[:cut])
+        if name in project.modules:
+            return name
+    return None
