@@ -19,7 +19,7 @@ from syncscan.packs import PackSet, load_packs
 from syncscan.project import Config, Project, discover, find_config, load_config
 from syncscan.resolve.program import Diagnostic
 from syncscan.rules import all_rules
-from syncscan.rules.base import Finding
+from syncscan.rules.base import Finding, Rule
 
 
 @dataclass
@@ -81,28 +81,37 @@ def run(
     progress: Callable[[str], None] | None = None,
     jobs: int = 1,
 ) -> RunResult:
-    options = options or Options()
     started = time.perf_counter()
     project, packs = load_project(root, config_file)
+    select = select or project.config.select
+    ignore = ignore + project.config.ignore
+    rules = [rule for rule in all_rules() if selected(rule.code, select, ignore)]
     cache = cache_for(project, cache_dir, use_cache)
     summariser = PrefetchingSummariser(cache, jobs) if jobs > 1 else FileSummariser(cache)
     try:
-        return _analyse(project, packs, summariser, cache, select, ignore, options, progress, started)
+        result = _analyse(project, packs, summariser, rules, progress)
     finally:
         if isinstance(summariser, PrefetchingSummariser):
             summariser.close()
+    result.stats["cache_hits"] = cache.hits if cache else 0
+    result.stats["seconds"] = round(time.perf_counter() - started, 3)
+    _filter(result, options or Options())
+    return result
 
 
-def _analyse(project, packs, summariser, cache, select, ignore, options, progress, started):
+def _analyse(
+    project: Project,
+    packs: PackSet,
+    summariser: FileSummariser,
+    rules: list[type[Rule]],
+    progress: Callable[[str], None] | None,
+) -> RunResult:
     analysis = Analysis(project, packs, summariser)
     if progress is not None:
         analysis.program.on_load = lambda module: progress(f"summarising {module}")
-    select = select or project.config.select
-    ignore = ignore + project.config.ignore
     findings: list[Finding] = []
-    for rule_cls in all_rules():
-        if selected(rule_cls.code, select, ignore):
-            findings.extend(rule_cls().check(analysis))
+    for rule_cls in rules:
+        findings.extend(rule_cls().check(analysis))
     findings.sort(key=Finding.sort_key)
     analysis.quiescence_results  # noqa: B018 - runs them so their notes are complete
     notes = list(analysis.notes)
@@ -119,10 +128,9 @@ def _analyse(project, packs, summariser, cache, select, ignore, options, progres
         "files": len(project.modules),
         "summarised": len(analysis.program.loaded()),
         "parsed": summariser.parsed,
-        "cache_hits": cache.hits if cache else 0,
         "read": analysis.program.files_read,
-        "seconds": round(time.perf_counter() - started, 3),
         "step_roots": len(analysis.roots),
+        "quiescence_points": len(packs.quiescence),
         "call_graph_nodes": graph.graph.number_of_nodes(),
         "call_graph_edges": graph.graph.number_of_edges(),
         "resolved_calls": graph.resolved_calls,
@@ -132,7 +140,6 @@ def _analyse(project, packs, summariser, cache, select, ignore, options, progres
         project, packs, analysis, findings, list(analysis.program.diagnostics), stats, notes
     )
     result.all_findings = list(findings)
-    _filter(result, options)
     return result
 
 
