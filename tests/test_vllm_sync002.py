@@ -68,3 +68,24 @@ def test_0_29_pause_barrier_resolves_through_the_worker_rpc(result_0_29: RunResu
         assert "torch.accelerator.synchronize" in site.barrier[-1].note
     wake = next(q for q in result_0_29.analysis.quiescence_results if q.spec.function == WAKE_UP)
     assert wake.sites and not any(s.lacking for s in wake.sites)
+
+
+def test_0_28_sarif_validates_and_carries_each_witness(result_0_28: RunResult) -> None:
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    from syncscan.report import sarif
+
+    schema_path = Path(__file__).resolve().parents[2] / "shared/schemas/sarif-schema-2.1.0.json"
+    document = json.loads(sarif.render(result_0_28, result_0_28.findings))
+    jsonschema.Draft4Validator(json.loads(schema_path.read_text())).validate(document)
+    results = document["runs"][0]["results"]
+    assert len(results) == len(result_0_28.findings) == 3
+    for entry, finding in zip(results, result_0_28.findings, strict=True):
+        flow = entry["codeFlows"][0]["threadFlows"][0]["locations"]
+        steps = [s for s in finding.witness if s.path]
+        assert len(flow) == len(steps)
+        lines = [loc["location"]["physicalLocation"]["region"]["startLine"] for loc in flow]
+        assert lines == [s.line for s in steps]

@@ -57,6 +57,7 @@ class PrefetchingSummariser(FileSummariser):
                 raise SummaryError(outcome)
             summary = summary_from_data(outcome)
             self.prefetched += 1
+            self.parsed += 1  # parsed in a worker
         if summary is None:
             summary = super().__call__(project, module, path)
         self._prefetch_imports(project, summary)

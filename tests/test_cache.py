@@ -1,0 +1,88 @@
+"""The summary cache changes speed, never results; bad entries are rebuilt."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import FIXTURES
+
+from syncscan.runner import RunResult, run
+
+SHAPES = sorted(p.parent for p in FIXTURES.glob("*/*/pyproject.toml"))
+
+
+def signature(result: RunResult) -> list[tuple]:
+    return [
+        (f.code, f.location.path, f.location.line, f.fingerprint, f.message, f.witness)
+        for f in result.findings
+    ]
+
+
+@pytest.mark.parametrize("project", SHAPES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_findings_identical_cold_warm_and_uncached(project: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cold = run(project, cache_dir=cache)
+    warm = run(project, cache_dir=cache)
+    uncached = run(project, use_cache=False)
+    assert cold.stats["parsed"] > 0 and cold.stats["cache_hits"] == 0
+    assert warm.stats["parsed"] == 0 and warm.stats["cache_hits"] == cold.stats["parsed"]
+    assert signature(cold) == signature(warm) == signature(uncached)
+
+
+def test_cache_directory_is_tagged_and_ignored(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    run(FIXTURES / "slot_pool_mode_without_wait" / "buggy", cache_dir=cache)
+    assert (
+        (cache / "CACHEDIR.TAG")
+        .read_text()
+        .startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    )
+    assert (cache / ".gitignore").read_text().strip().endswith("*")
+    entries = list(cache.glob("summaries/*/*.json"))
+    assert entries and all(json.loads(e.read_text())["key"] == e.stem for e in entries)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "foreign"])
+def test_damaged_entries_are_ignored_and_rebuilt(tmp_path: Path, damage: str) -> None:
+    project = FIXTURES / "slot_pool_mode_without_wait" / "buggy"
+    cache = tmp_path / "cache"
+    expected = signature(run(project, cache_dir=cache))
+    entries = sorted(cache.glob("summaries/*/*.json"))
+    for entry in entries:
+        text = entry.read_text()
+        if damage == "truncate":
+            entry.write_text(text[: len(text) // 2])
+        elif damage == "garbage":
+            entry.write_bytes(b"\x80\x00not json")
+        else:
+            data = json.loads(text)
+            data["key"] = "0" * 64
+            entry.write_text(json.dumps(data))
+    damaged = run(project, cache_dir=cache)
+    assert signature(damaged) == expected
+    assert damaged.stats["parsed"] == len(entries)
+    assert all(json.loads(e.read_text())["key"] == e.stem for e in entries)
+
+
+def test_a_changed_callee_changes_its_callers_result(tmp_path: Path) -> None:
+    """Findings are recomputed from summaries: fixing the pool file clears the finding."""
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES / "slot_pool_mode_without_wait" / "buggy", project)
+    cache = tmp_path / "cache"
+    assert len(run(project, cache_dir=cache).findings) == 1
+    pool = project / "engine" / "pool.py"
+    pool.write_text(pool.read_text().replace("pin_memory=True", "pin_memory=False"))
+    after = run(project, cache_dir=cache)
+    assert after.findings == []
+    assert after.stats["parsed"] == 1
+
+
+def test_vllm_0_28_warm_and_uncached_match(result_0_28: RunResult, vllm_0_28: Path) -> None:
+    warm = run(vllm_0_28)
+    assert warm.stats["parsed"] == 0
+    assert signature(warm) == signature(result_0_28)
+    uncached = run(vllm_0_28, use_cache=False)
+    assert signature(uncached) == signature(result_0_28)
