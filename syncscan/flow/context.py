@@ -12,7 +12,6 @@ from syncscan.flow.modes import ModeOracle
 from syncscan.flow.quiescence import QuiescenceAnalyzer, QuiescenceResult, quiescence_functions
 from syncscan.flow.step import RootAnalysis, StepAnalyzer, StepRoot, find_roots
 from syncscan.flow.walk import Walker
-from syncscan.index import ir
 from syncscan.packs import PackSet
 from syncscan.project import Project
 from syncscan.resolve.callgraph import CallGraph, crawl
@@ -63,12 +62,7 @@ class Analysis:
 
     @cached_property
     def walker(self) -> Walker:
-        mode_params = frozenset(
-            p.name
-            for root in self.roots
-            for p in root.function.params
-            if isinstance(p.default, ir.Const) and isinstance(p.default.value, bool)
-        )
+        mode_params = frozenset().union(*(root.function.flag_params for root in self.roots))
         return Walker(
             self.program,
             self.types,
@@ -89,12 +83,7 @@ class Analysis:
         functions = [
             f for spec in self.packs.quiescence for f, _ in quiescence_functions(self.program, spec)
         ]
-        mode_params = frozenset(
-            p.name
-            for f in functions
-            for p in f.params
-            if isinstance(p.default, ir.Const) and isinstance(p.default.value, bool)
-        )
+        mode_params = frozenset().union(*(f.flag_params for f in functions))
         walker = Walker(
             self.program,
             self.types,

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 
 from syncscan.flow.state import PathState, Trace, WitnessStep
 from syncscan.flow.walk import Incomplete, Walker
-from syncscan.index import ir
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import QuiescenceSpec
 from syncscan.resolve.program import Program
@@ -100,12 +99,7 @@ class QuiescenceAnalyzer:
         self.walker.work = 0
         self.walker.completions = []
         self.walker.cpu_barriers = []
-        mode_params = frozenset(
-            p.name
-            for p in function.params
-            if isinstance(p.default, ir.Const) and isinstance(p.default.value, bool)
-        )
-        frame = self.walker.frame_for(function, self_class, "self", (), mode_params)
+        frame = self.walker.frame_for(function, self_class, "self", (), function.flag_params)
         if frame is None:
             return
         entry = self._entry_state(spec)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from syncscan.flow.state import DEVICE_BARRIER, PathState, Trace, WitnessStep
 from syncscan.flow.walk import Exit, Incomplete, ReturnInfo, Walker
-from syncscan.index import ir
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import PackSet, StepRootSpec
 from syncscan.resolve.program import Program
@@ -97,12 +96,9 @@ class StepAnalyzer:
 
     # ------------------------------------------------------------------ phases
     def _run_phases(self, root: StepRoot) -> list[tuple[PathState, tuple[ReturnInfo, ...]]]:
-        mode_params = frozenset(
-            p.name
-            for p in root.function.params
-            if isinstance(p.default, ir.Const) and isinstance(p.default.value, bool)
+        frame = self.walker.frame_for(
+            root.function, root.self_class, "self", (), root.function.flag_params
         )
-        frame = self.walker.frame_for(root.function, root.self_class, "self", (), mode_params)
         assert frame is not None
         fall, exits = self.walker.run(frame, [PathState()])
         first = [(e.state, e.ret) for e in exits] + [

@@ -30,7 +30,7 @@ from syncscan.flow.state import (
 from syncscan.index import ir
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import Vocabulary
-from syncscan.resolve.calls import CallResolver, CallSite
+from syncscan.resolve.calls import Callee, CallResolver, CallSite
 from syncscan.resolve.program import Program
 from syncscan.resolve.types import Scope, TypeOracle
 
@@ -254,7 +254,6 @@ class Walker:
             callee_frame = self.callee_frame(site, callee, frame)
             if callee_frame is None:
                 continue
-            step = self.site_step(frame, call, f"enters {callee.function.qualname}")
 
             def hook(inner: list[PathState]) -> tuple[list[PathState], list[Exit]]:
                 fall, exits = body(inner)
@@ -269,7 +268,6 @@ class Walker:
                 else:
                     out_states.append(exit_.state)  # generator return: the with ends
             out_states.extend(fall)
-            del step
         return merge(out_states), out_exits
 
     def enter_object(self, class_qualname, call, frame, states, depth, body):
@@ -285,8 +283,6 @@ class Walker:
         method = self.program.find_method(class_qualname, name)
         if method is None:
             return states
-        from syncscan.resolve.calls import Callee
-
         site = CallSite(call, (Callee(method, class_qualname, "with"),), None, name, None,
                         frozenset({class_qualname}), None, None)  # fmt: skip
         return self.inline(site, frame, states, depth)

@@ -34,6 +34,17 @@ class FunctionSummary:
     is_generator: bool
     nested: tuple[FunctionSummary, ...] = ()  # functions defined in the body (callbacks)
 
+    @property
+    def flag_params(self) -> frozenset[str]:
+        """Parameters with a boolean default (`dummy_run=False`): candidate modes."""
+        from syncscan.index.ir import Const
+
+        return frozenset(
+            p.name
+            for p in self.params
+            if isinstance(p.default, Const) and isinstance(p.default.value, bool)
+        )
+
     def has_decorator(self, *names: str) -> bool:
         from syncscan.index.ir import Call, dotted
 
