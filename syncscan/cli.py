@@ -169,12 +169,14 @@ def _check(args: argparse.Namespace, out: Console, err: Console) -> int:
     )
     result = _run(args, err, root, options)
     if args.write_baseline:
-        baseline.write(args.write_baseline, result.findings)
-        err.print(f"syncscan: wrote {len(result.findings)} finding(s) to {args.write_baseline}")
+        # Refreshing a baseline keeps what it already accepted.
+        baseline.write(args.write_baseline, result.findings + result.baselined)
+        count = len(result.findings) + len(result.baselined)
+        err.print(f"syncscan: wrote {count} finding(s) to {args.write_baseline}", markup=False)
         return EXIT_CLEAN
     _emit(args, out, result)
     for problem in result.problems:
-        err.print(f"syncscan: {problem}")
+        err.print(f"syncscan: {problem}", markup=False)
     threshold = _SEVERITY_RANK[args.fail_on]
     failing = [f for f in result.findings if _SEVERITY_RANK.get(f.severity, 2) >= threshold]
     if (failing or result.problems) and not args.exit_zero:
@@ -257,7 +259,10 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return EXIT_ERROR if exc.code else EXIT_CLEAN
+    # Logs (CI, pre-commit) are not terminals: do not wrap paths at 80 columns.
     out = Console(highlight=False)
+    if not out.is_terminal:
+        out = Console(highlight=False, width=160)
     err = Console(stderr=True, highlight=False)
     handlers = {
         "check": _check,
@@ -269,9 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return handlers[args.command](args, out, err)
     except UsageError as exc:
-        err.print(f"syncscan: error: {exc}")
+        err.print(f"syncscan: error: {exc}", markup=False)
     except ConfigError as exc:
-        err.print(f"syncscan: configuration error: {exc}")
+        err.print(f"syncscan: configuration error: {exc}", markup=False)
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        err.print(f"syncscan: error: {where}{exc.strerror or exc}", markup=False)
     return EXIT_ERROR
 
 

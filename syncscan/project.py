@@ -44,9 +44,16 @@ _KNOWN_KEYS = frozenset((*_LIST_KEYS, *_PACK_TABLES, "severity", "cache_dir"))
 _SEVERITIES = frozenset({"error", "warning", "note"})
 
 
-def load_config(path: Path | None) -> Config:
-    """Read `[tool.syncscan]` from a pyproject.toml (or a bare syncscan TOML)."""
-    if path is None or not path.is_file():
+def load_config(path: Path | None, explicit: bool = False) -> Config:
+    """Read `[tool.syncscan]` from a pyproject.toml (or a bare syncscan TOML).
+
+    A file named explicitly (`--config`) must exist; a discovered one may not.
+    """
+    if path is None:
+        return Config()
+    if not path.is_file():
+        if explicit:
+            raise ConfigError(f"{path}: configuration file does not exist")
         return Config()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -109,10 +116,14 @@ class Project:
         key = str(path)
         cached = self._relpaths.get(key)
         if cached is None:
-            try:
-                cached = Path(path).resolve().relative_to(self.root).as_posix()
-            except ValueError:
-                cached = Path(path).as_posix()
+            candidate = Path(path)
+            cached = candidate.as_posix()
+            for form in (candidate.absolute(), candidate.resolve()):
+                try:
+                    cached = form.relative_to(self.root).as_posix()
+                    break
+                except ValueError:
+                    continue
             self._relpaths[key] = cached
         return cached
 

@@ -16,7 +16,14 @@ from syncscan.index.cache import SummaryCache
 from syncscan.index.load import FileSummariser
 from syncscan.index.prefetch import PrefetchingSummariser
 from syncscan.packs import PackSet, load_packs
-from syncscan.project import Config, Project, discover, find_config, load_config
+from syncscan.project import (
+    Config,
+    ConfigError,
+    Project,
+    discover,
+    find_config,
+    load_config,
+)
 from syncscan.resolve.program import Diagnostic
 from syncscan.rules import all_rules
 from syncscan.rules.base import Finding, Rule
@@ -48,9 +55,33 @@ class Options:
 
 def load_project(root: Path, config_file: Path | None = None) -> tuple[Project, PackSet]:
     """Discover files and read configuration and packs (ConfigError on bad input)."""
-    config: Config = load_config(config_file or find_config(root.resolve()))
+    if config_file is not None:
+        config: Config = load_config(config_file, explicit=True)
+    else:
+        config = load_config(find_config(root.resolve()))
     project = discover(root, config)
     return project, load_packs(project)
+
+
+def check_rule_codes(project: Project, select: tuple[str, ...], ignore: tuple[str, ...]) -> None:
+    """A code that names no rule is a mistake, not an empty selection."""
+    codes = [rule.code for rule in all_rules()]
+    where = project.config.source
+    for origin, values in (
+        ("--select", select),
+        ("--ignore", ignore),
+        (f"{where}: 'tool.syncscan.select'", project.config.select),
+        (f"{where}: 'tool.syncscan.ignore'", project.config.ignore),
+    ):
+        for value in values:
+            if not any(code.startswith(value.upper()) for code in codes):
+                raise ConfigError(f"{origin}: {value!r} names no rule (rules: {', '.join(codes)})")
+    for value in project.config.severity:
+        if value.upper() not in codes:
+            raise ConfigError(
+                f"{where}: 'tool.syncscan.severity' names no rule: {value!r} "
+                f"(rules: {', '.join(codes)})"
+            )
 
 
 def selected(code: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> bool:
@@ -83,6 +114,7 @@ def run(
 ) -> RunResult:
     started = time.perf_counter()
     project, packs = load_project(root, config_file)
+    check_rule_codes(project, select, ignore)
     select = select or project.config.select
     ignore = ignore + project.config.ignore
     rules = [rule for rule in all_rules() if selected(rule.code, select, ignore)]
@@ -118,9 +150,9 @@ def _analyse(
     for result in analysis.step_results:
         if result.incomplete:
             notes.append(f"incomplete: {result.root.name}: {result.incomplete}")
-    if not analysis.roots and not packs.quiescence:
+    if not packs.step_roots and not packs.quiescence:
         notes.append(
-            "no step roots found: no pack names a step root in this tree "
+            "nothing to analyse: no step roots or quiescence points in the active packs "
             f"(active packs: {', '.join(packs.names) or 'none'})"
         )
     graph = analysis.callgraph
@@ -154,7 +186,9 @@ def _filter(result: RunResult, options: Options) -> None:
                 result.project.relpath(symbol.module.path),
                 symbol.function.line,
             )
-    report = suppress.apply(result.findings, program.loaded(), result.project.root, headers)
+    project = result.project
+    comments = suppress.collect(program.loaded(), project.modules, project.relpath)
+    report = suppress.apply(result.findings, comments, project.root, headers)
     result.findings = report.kept
     result.suppressed = report.suppressed
     result.notes.extend(report.missing_reason)

@@ -14,6 +14,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from syncscan.index.build import scan_suppressions
 from syncscan.index.summary import ModuleSummary, Suppression
 from syncscan.rules.base import Finding
 
@@ -45,25 +46,38 @@ def statement_lines(source: str, line: int) -> range:
     return range(line, end + 1)
 
 
-def function_header_lines(source: str, start: int) -> range:
-    """From the first decorator to the `def` line of a function starting at `start`."""
+def function_header_lines(source: str, def_line: int) -> range:
+    """The `def` line of a function and the decorator lines above it."""
     lines = source.splitlines()
-    for number in range(start, min(len(lines), start + 50) + 1):
-        if _DEF_LINE.match(lines[number - 1]):
-            return range(start, number + 1)
-    return range(start, start + 1)
+    if not 1 <= def_line <= len(lines):
+        return range(def_line, def_line + 1)
+    indent = len(lines[def_line - 1]) - len(lines[def_line - 1].lstrip())
+    first = def_line
+    number = def_line - 1
+    while number >= 1:
+        text = lines[number - 1]
+        stripped = text.strip()
+        deeper = len(text) - len(text.lstrip()) > indent
+        if stripped.startswith("@") or (stripped and deeper) or stripped.startswith(")"):
+            first = number if stripped.startswith("@") else first
+            number -= 1
+            continue
+        break
+    return range(first, def_line + 1)
 
 
 def apply(
-    findings: list[Finding], summaries: list[ModuleSummary], root: Path, function_lines: dict
+    findings: list[Finding],
+    suppressions: dict[str, tuple[Suppression, ...]],
+    root: Path,
+    function_lines: dict[str, tuple[str, int]],
 ) -> SuppressionReport:
     """Split findings into kept and suppressed, and audit the comments used.
 
-    `function_lines` maps a function qualname to (relative path, first line).
+    `suppressions` maps a relative path to the suppression comments in it;
+    `function_lines` maps a function qualname to (relative path, `def` line).
     """
-    by_path: dict[str, ModuleSummary] = {}
-    for summary in summaries:
-        by_path[_rel(summary.path, root)] = summary
+    by_path = suppressions
     sources: dict[str, str] = {}
     used: set[tuple[str, int]] = set()
     kept: list[Finding] = []
@@ -77,8 +91,8 @@ def apply(
             suppressed.append(finding)
     missing: list[str] = []
     unused: list[str] = []
-    for path, summary in sorted(by_path.items()):
-        for item in summary.suppressions:
+    for path, items in sorted(by_path.items()):
+        for item in items:
             codes = ",".join(item.codes)
             if not item.reason:
                 missing.append(f"{path}:{item.line}: ignore[{codes}] has no reason")
@@ -87,7 +101,13 @@ def apply(
     return SuppressionReport(kept, suppressed, missing, unused)
 
 
-def _match(finding, by_path, sources, root, function_lines) -> tuple[str, int] | None:
+def _match(
+    finding: Finding,
+    by_path: dict[str, tuple[Suppression, ...]],
+    sources: dict[str, str],
+    root: Path,
+    function_lines: dict[str, tuple[str, int]],
+) -> tuple[str, int] | None:
     candidates: list[tuple[str, range]] = []
     loc = finding.location
     source = _source(loc.path, sources, root)
@@ -100,10 +120,7 @@ def _match(finding, by_path, sources, root, function_lines) -> tuple[str, int] |
         if text is not None:
             candidates.append((path, function_header_lines(text, first)))
     for path, lines in candidates:
-        summary = by_path.get(path)
-        if summary is None:
-            continue
-        for item in summary.suppressions:
+        for item in by_path.get(path, ()):
             if item.line in lines and _covers(item, finding.code):
                 return (path, item.line)
     return None
@@ -122,8 +139,29 @@ def _source(path: str, cache: dict[str, str], root: Path) -> str | None:
     return cache[path]
 
 
-def _rel(path: str, root: Path) -> str:
-    try:
-        return Path(path).resolve().relative_to(root).as_posix()
-    except ValueError:
-        return Path(path).as_posix()
+def collect(
+    summaries: list[ModuleSummary], files: dict[str, Path], relpath
+) -> dict[str, tuple[Suppression, ...]]:
+    """Suppressions of every file: from summaries where loaded, else a text scan.
+
+    Files the analysis never loaded can still hold stale suppressions; only
+    those whose text mentions `syncscan:` are read for comments.
+    """
+    found: dict[str, tuple[Suppression, ...]] = {}
+    for summary in summaries:
+        if summary.suppressions:
+            found[relpath(summary.path)] = summary.suppressions
+    loaded = {relpath(s.path) for s in summaries}
+    for path in files.values():
+        rel = relpath(path)
+        if rel in loaded:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "syncscan:" in text:
+            items = scan_suppressions(text)
+            if items:
+                found[rel] = items
+    return found

@@ -6,7 +6,9 @@ dropped, so memory stays flat however many files a run reads.
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -65,18 +67,39 @@ def summarise(source: str, module: str, path: str, is_package: bool) -> ModuleSu
 
 
 def _scan_comments(source: str) -> tuple[tuple[Suppression, ...], tuple[int, ...]]:
-    """Suppression and sanctioned-sync comments, by line (a cheap text scan)."""
+    """Suppression and sanctioned-sync comments, by line.
+
+    Only real comments count (tokenize), so a docstring that quotes the syntax
+    suppresses nothing; files without the markers are not tokenized at all.
+    """
+    if "syncscan:" not in source and "gpu-sync-ok" not in source:
+        return (), ()
     suppressions: list[Suppression] = []
     sanctioned: list[int] = []
-    for number, text in enumerate(source.splitlines(), start=1):
-        if "#" not in text:
-            continue
+    for number, text in comments(source):
         if match := _SUPPRESSION.search(text):
             codes = tuple(c.strip() for c in match.group(1).split(",") if c.strip())
             suppressions.append(Suppression(number, codes, match.group(2).strip()))
         if _SANCTIONED.search(text):
             sanctioned.append(number)
     return tuple(suppressions), tuple(sanctioned)
+
+
+def comments(source: str) -> list[tuple[int, str]]:
+    """(line, text) of every comment token in `source`."""
+    found: list[tuple[int, str]] = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                found.append((token.start[0], token.string))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return found
+
+
+def scan_suppressions(source: str) -> tuple[Suppression, ...]:
+    """The suppressions of a file the analysis did not need to summarise."""
+    return _scan_comments(source)[0]
 
 
 class _Builder:

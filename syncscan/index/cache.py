@@ -54,13 +54,13 @@ class SummaryCache:
         entry = self._path(key)
         try:
             data = json.loads(entry.read_text(encoding="utf-8"))
-            if data.get("key") != key:
+            if not isinstance(data, dict) or data.get("key") != key:
                 raise ValueError("foreign entry")
             summary = summary_from_data(data["summary"])
         except FileNotFoundError:
             self.misses += 1
             return None
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             self.rejected += 1
             return None
         self.hits += 1

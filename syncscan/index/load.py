@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import tokenize
 from pathlib import Path
 
 from syncscan.index.build import SummaryError, summarise
@@ -17,12 +19,20 @@ def read_source(path: Path) -> bytes:
         raise SummaryError(f"cannot read: {exc.strerror or exc}") from exc
 
 
-def summarise_bytes(source: bytes, module: str, path: Path) -> ModuleSummary:
+def decode(source: bytes) -> str:
+    """Source text in its declared encoding (PEP 263), UTF-8 by default."""
     try:
-        text = source.decode("utf-8")
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        return source.decode(encoding)
+    except (SyntaxError, LookupError) as exc:
+        raise SummaryError(f"cannot decode: {exc}") from exc
     except UnicodeDecodeError as exc:
-        raise SummaryError(f"not UTF-8: {exc.reason} at byte {exc.start}") from exc
-    return summarise(text, module, str(path), path.name == "__init__.py")
+        name = "UTF-8" if exc.encoding.replace("-", "").lower() == "utf8" else exc.encoding
+        raise SummaryError(f"not {name}: {exc.reason} at byte {exc.start}") from exc
+
+
+def summarise_bytes(source: bytes, module: str, path: Path) -> ModuleSummary:
+    return summarise(decode(source), module, str(path), path.name == "__init__.py")
 
 
 class FileSummariser:

@@ -1,0 +1,226 @@
+"""Bad input never stops a run: unreadable files are skipped and named, the rest is analysed.
+
+A module on the step path that does not parse, is not UTF-8 or cannot be read
+becomes a diagnostic (path relative to the root, a one-line reason, no
+traceback); findings elsewhere are still reported. Packs naming code that is
+not in the tree produce notes, not crashes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import FIXTURES
+
+from syncscan.cli import main
+
+BUGGY = FIXTURES / "slot_pool_mode_without_wait" / "buggy"
+FIXED = FIXTURES / "slot_pool_mode_without_wait" / "fixed"
+PAUSE_BUGGY = FIXTURES / "pause_returns_after_launch" / "buggy"
+
+
+@pytest.fixture(autouse=True)
+def plain_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def copy_project(source: Path, dest: Path) -> Path:
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(".syncscan_cache", "__pycache__"))
+    return dest
+
+
+def check_json(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, dict, str]:
+    code = main(["check", "--no-cache", "--format", "json", *map(str, args)])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, json.loads(out), err
+
+
+def diagnostics_by_path(data: dict) -> dict[str, str]:
+    return {d["path"]: d["message"] for d in data["diagnostics"] if d["path"]}
+
+
+def notes(data: dict) -> list[str]:
+    return [d["message"] for d in data["diagnostics"] if not d["path"]]
+
+
+def use_on_step_path(project: Path, *modules: str) -> None:
+    """Make Runner.execute_model import and call `engine.<m>.helper` for each module."""
+    runner = project / "engine" / "runner.py"
+    text = runner.read_text(encoding="utf-8")
+    imports = "".join(f"import engine.{m}\n" for m in modules)
+    calls = "".join(f"        engine.{m}.helper(n)\n" for m in modules)
+    text = text.replace("import torch\n", f"import torch\n{imports}", 1)
+    anchor = "        n = len(batch.token_ids)\n"
+    assert anchor in text
+    text = text.replace(anchor, anchor + calls, 1)
+    runner.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"], ids=["serial", "prefetch"])
+def test_unparsable_and_non_utf8_modules_are_skipped_and_named(
+    jobs: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = copy_project(BUGGY, tmp_path / "proj")
+    (project / "engine" / "broken.py").write_text("def broken(:\n    pass\n", encoding="utf-8")
+    (project / "engine" / "latin.py").write_bytes(
+        b'def helper(n):\n    return "caf\xe9 \xff\xfe"\n'
+    )
+    use_on_step_path(project, "broken", "latin")
+
+    code, data, err = check_json(capsys, "--jobs", jobs, project)
+    assert code == 1
+    (finding,) = data["findings"]
+    assert finding["code"] == "SYNC001"
+    assert finding["function"] == "engine.runner.Runner.execute_model"
+    skipped = diagnostics_by_path(data)
+    assert set(skipped) == {"engine/broken.py", "engine/latin.py"}, data["diagnostics"]
+    assert "does not parse" in skipped["engine/broken.py"]
+    assert "not UTF-8" in skipped["engine/latin.py"]
+    for message in skipped.values():
+        assert "\n" not in message
+        assert "Traceback" not in message
+
+    assert main(["check", "--no-cache", "--jobs", jobs, str(project)]) == 1
+    out = capsys.readouterr().out
+    assert "skipped engine/broken.py" in out
+    assert "skipped engine/latin.py" in out
+    assert "SYNC001" in out
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"def helper(n:\n    return n\n",
+        b"def helper(n):\n    return n\x00\n",
+        b"def helper(n):\n\tif n:\n        return n\n",
+        b'def helper(n):\n    print "python 2"\n',
+        "def helper(n):\n    return 'x'\n".encode("utf-16"),
+        b"def helper(n):\n    return '\xc3\x28'\n",
+    ],
+    ids=["syntax", "nul-byte", "tabs-and-spaces", "python2", "utf-16", "bad-utf8-sequence"],
+)
+def test_each_kind_of_bad_module_becomes_one_diagnostic(
+    source: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = copy_project(BUGGY, tmp_path / "proj")
+    (project / "engine" / "bad.py").write_bytes(source)
+    use_on_step_path(project, "bad")
+    code, data, _ = check_json(capsys, project)
+    assert code == 1
+    assert [f["code"] for f in data["findings"]] == ["SYNC001"]
+    skipped = diagnostics_by_path(data)
+    assert list(skipped) == ["engine/bad.py"], data["diagnostics"]
+    assert skipped["engine/bad.py"].strip()
+
+
+def test_dangling_symlink_module_is_named_relative_to_the_root(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = copy_project(BUGGY, tmp_path / "proj")
+    (project / "engine" / "gone.py").symlink_to(tmp_path / "deleted_target.py")
+    use_on_step_path(project, "gone")
+    code, data, _ = check_json(capsys, project)
+    assert code == 1
+    assert len(data["findings"]) == 1
+    skipped = diagnostics_by_path(data)
+    assert list(skipped) == ["engine/gone.py"], data["diagnostics"]
+    assert "cannot read" in skipped["engine/gone.py"]
+
+
+def test_unused_bad_module_does_not_disturb_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = copy_project(FIXED, tmp_path / "proj")
+    (project / "engine" / "scratch.py").write_bytes(b"def (\xff\n")
+    code, data, _ = check_json(capsys, project)
+    assert (code, data["findings"]) == (0, [])
+
+
+# --------------------------------------------------------------------------- packs vs. the tree
+
+
+def test_step_root_class_not_in_the_tree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = copy_project(BUGGY, tmp_path / "proj")
+    pack = project / "step_pack.toml"
+    text = pack.read_text(encoding="utf-8")
+    pack.write_text(text.replace('"engine.runner.Runner"', '"engine.runner.Missing"'), "utf-8")
+    code, data, err = check_json(capsys, project)
+    assert code == 0
+    assert data["findings"] == []
+    said = [n for n in notes(data) if "engine.runner.Missing" in n]
+    assert said and "not in the tree" in said[0], notes(data)
+    assert main(["check", "--no-cache", str(project)]) == 0
+    assert "engine.runner.Missing" in capsys.readouterr().out
+
+
+def test_step_root_module_not_in_the_tree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = copy_project(BUGGY, tmp_path / "proj")
+    pack = project / "step_pack.toml"
+    text = pack.read_text(encoding="utf-8")
+    pack.write_text(text.replace('"engine.runner.Runner"', '"engine.nowhere.Runner"'), "utf-8")
+    code, data, _ = check_json(capsys, project)
+    assert code == 0
+    assert any("engine.nowhere.Runner" in n for n in notes(data)), notes(data)
+
+
+def test_step_root_method_not_in_the_class(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = copy_project(BUGGY, tmp_path / "proj")
+    pack = project / "step_pack.toml"
+    text = pack.read_text(encoding="utf-8")
+    pack.write_text(text.replace('method = "execute_model"', 'method = "no_such_step"'), "utf-8")
+    code, data, _ = check_json(capsys, project)
+    assert code == 0
+    assert any("no_such_step" in n for n in notes(data)), notes(data)
+
+
+def test_quiescence_point_not_in_the_tree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = copy_project(PAUSE_BUGGY, tmp_path / "proj")
+    pack = project / "step_pack.toml"
+    text = pack.read_text(encoding="utf-8")
+    pack.write_text(text.replace("EngineCore.pause", "EngineCore.no_such_pause"), "utf-8")
+    code, data, _ = check_json(capsys, project)
+    assert code == 0
+    assert any("no_such_pause" in n for n in notes(data)), notes(data)
+
+
+def test_directory_without_python_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, data, _ = check_json(capsys, empty)
+    assert code == 0
+    assert data["findings"] == []
+    assert any("no step roots" in n for n in notes(data))
+
+
+# --------------------------------------------------------------------------- damaged cache
+
+
+@pytest.mark.parametrize("content", ["[]", "null"])
+def test_cache_entry_that_is_json_but_not_an_object_is_ignored(
+    content: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A foreign entry in the cache directory is rebuilt, never a crash."""
+    cache = tmp_path / "cache"
+    args = ["check", "--format", "json", "--jobs", "1", "--cache-dir", str(cache), str(BUGGY)]
+    assert main(args) == 1
+    expected = json.loads(capsys.readouterr().out)["findings"]
+    entries = sorted(cache.glob("summaries/*/*.json"))
+    assert entries
+    for entry in entries:
+        entry.write_text(content, encoding="utf-8")
+    assert main(args) == 1
+    assert json.loads(capsys.readouterr().out)["findings"] == expected

@@ -1,0 +1,302 @@
+"""Suppression comments (`# syncscan: ignore[CODE] reason`) and sanctioned syncs.
+
+A suppression applies on any line of the flagged statement or on the `def`
+line (or a decorator line) of the flagged function; one without a reason still
+applies but is reported; `--report-unused-ignores` fails the run on comments
+that suppress nothing. `# gpu-sync-ok: reason` lines and
+`with gpu_sync_allowed():` blocks are recorded in the module summary.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import FIXTURES
+
+from syncscan.cli import main
+from syncscan.index import ir
+from syncscan.index.build import summarise
+from syncscan.index.summary import summary_from_data, summary_to_data
+
+BUGGY = FIXTURES / "slot_pool_mode_without_wait" / "buggy"
+FIXED = FIXTURES / "slot_pool_mode_without_wait" / "fixed"
+REASON = "encoder-only steps are serialised upstream"
+
+
+@pytest.fixture(autouse=True)
+def plain_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def copy_project(source: Path, dest: Path) -> Path:
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(".syncscan_cache", "__pycache__"))
+    return dest
+
+
+def check_json(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, dict, str]:
+    code = main(["check", "--no-cache", "--format", "json", *map(str, args)])
+    out, err = capsys.readouterr()
+    return code, json.loads(out), err
+
+
+def messages(data: dict) -> list[str]:
+    return [d["message"] for d in data["diagnostics"]]
+
+
+def edit_line(path: Path, line: int, suffix: str) -> None:
+    """Append `suffix` to 1-based `line` of `path`."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[line - 1] = lines[line - 1].rstrip("\n") + suffix + "\n"
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+def line_of(path: Path, text: str) -> int:
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if text in line:
+            return number
+    raise AssertionError(f"{text!r} not in {path}")
+
+
+@pytest.fixture
+def buggy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, dict]:
+    """A copy of the buggy fixture and its one SYNC001 finding (from the JSON report)."""
+    project = copy_project(BUGGY, tmp_path / "proj")
+    code, data, _ = check_json(capsys, project)
+    assert code == 1
+    (finding,) = data["findings"]
+    assert finding["code"] == "SYNC001"
+    return project, finding
+
+
+def test_reasoned_suppression_on_flagged_line(
+    buggy: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, finding = buggy
+    edit_line(project / finding["path"], finding["line"], f"  # syncscan: ignore[SYNC001] {REASON}")
+    code, data, err = check_json(capsys, project)
+    assert code == 0
+    assert data["findings"] == []
+    assert not any("no reason" in m for m in messages(data))
+    assert main(["check", "--no-cache", str(project)]) == 0
+
+
+def test_suppression_on_def_line(
+    buggy: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, finding = buggy
+    runner = project / finding["path"]
+    def_line = line_of(runner, "def execute_model(")
+    assert def_line != finding["line"]
+    edit_line(runner, def_line, f"  # syncscan: ignore[SYNC001] {REASON}")
+    code, data, _ = check_json(capsys, project)
+    assert (code, data["findings"]) == (0, [])
+
+
+def test_suppression_on_decorator_line(
+    buggy: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The documented "or a decorator line" of the flagged function."""
+    project, finding = buggy
+    runner = project / finding["path"]
+    text = runner.read_text(encoding="utf-8")
+    decorated = text.replace(
+        "    def execute_model(self, batch):\n",
+        f"    @torch.inference_mode()  # syncscan: ignore[SYNC001] {REASON}\n"
+        "    def execute_model(self, batch):\n",
+    )
+    assert decorated != text
+    runner.write_text(decorated, encoding="utf-8")
+    code, data, _ = check_json(capsys, project)
+    assert [f["code"] for f in data["findings"]] == [], "decorator-line suppression ignored"
+    assert code == 0
+
+
+def test_suppression_on_continuation_line_of_flagged_statement(
+    buggy: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, finding = buggy
+    runner = project / finding["path"]
+    text = runner.read_text(encoding="utf-8")
+    split = text.replace(
+        "            return EmptyOutput(batch.req_ids)\n",
+        "            return EmptyOutput(\n"
+        f"                batch.req_ids,  # syncscan: ignore[SYNC001] {REASON}\n"
+        "            )\n",
+    )
+    assert split != text
+    runner.write_text(split, encoding="utf-8")
+    code, data, _ = check_json(capsys, "--report-unused-ignores", project)
+    assert (code, data["findings"]) == (0, [])
+
+
+def test_suppression_without_reason_applies_but_is_reported(
+    buggy: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, finding = buggy
+    edit_line(project / finding["path"], finding["line"], "  # syncscan: ignore[SYNC001]")
+    code, data, _ = check_json(capsys, project)
+    assert code == 0
+    assert data["findings"] == []
+    noted = [m for m in messages(data) if "no reason" in m]
+    assert noted, messages(data)
+    assert f"{finding['path']}:{finding['line']}" in noted[0]
+    assert "SYNC001" in noted[0]
+
+
+def test_suppression_for_another_code_does_not_apply(
+    buggy: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, finding = buggy
+    edit_line(project / finding["path"], finding["line"], "  # syncscan: ignore[SYNC002] other")
+    code, data, _ = check_json(capsys, project)
+    assert code == 1
+    assert [f["fingerprint"] for f in data["findings"]] == [finding["fingerprint"]]
+
+
+@pytest.mark.parametrize("codes", ["SYNC002, SYNC001", "SYNC"])
+def test_suppression_with_several_codes_or_a_prefix(
+    codes: str, buggy: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, finding = buggy
+    edit_line(project / finding["path"], finding["line"], f"  # syncscan: ignore[{codes}] {REASON}")
+    code, data, _ = check_json(capsys, project)
+    assert (code, data["findings"]) == (0, [])
+
+
+def test_suppression_on_an_unrelated_line_does_not_apply(
+    buggy: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, finding = buggy
+    edit_line(
+        project / finding["path"], finding["line"] + 2, f"  # syncscan: ignore[SYNC001] {REASON}"
+    )
+    code, data, _ = check_json(capsys, project)
+    assert code == 1
+    assert len(data["findings"]) == 1
+
+
+# --------------------------------------------------------------------------- unused suppressions
+
+
+def test_unused_suppression_is_reported_on_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = copy_project(FIXED, tmp_path / "fixed")
+    runner = project / "engine" / "runner.py"
+    def_line = line_of(runner, "def execute_model(")
+    edit_line(runner, def_line, "  # syncscan: ignore[SYNC001] left over from the bug")
+    assert main(["check", "--no-cache", str(project)]) == 0  # only reported on request
+    capsys.readouterr()
+    assert main(["check", "--no-cache", "--report-unused-ignores", str(project)]) == 1
+    err = capsys.readouterr().err
+    assert "suppresses nothing" in err
+    assert f"engine/runner.py:{def_line}" in err
+    assert (
+        main(["check", "--no-cache", "--report-unused-ignores", "--exit-zero", str(project)]) == 0
+    )
+
+
+def test_used_suppression_is_not_reported_as_unused(
+    buggy: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, finding = buggy
+    edit_line(project / finding["path"], finding["line"], f"  # syncscan: ignore[SYNC001] {REASON}")
+    code, data, err = check_json(capsys, "--report-unused-ignores", project)
+    assert (code, data["findings"]) == (0, [])
+    assert "suppresses nothing" not in err
+
+
+def test_unused_suppression_in_a_module_off_the_step_path_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stale suppression left in a module the step path no longer reaches suppresses nothing."""
+    project = copy_project(FIXED, tmp_path / "fixed")
+    (project / "engine" / "legacy.py").write_text(
+        "def old_step(buf):\n    return buf  # syncscan: ignore[SYNC001] was the slot-pool bug\n",
+        encoding="utf-8",
+    )
+    code = main(["check", "--no-cache", "--report-unused-ignores", str(project)])
+    err = capsys.readouterr().err
+    assert "engine/legacy.py:2" in err
+    assert "suppresses nothing" in err
+    assert code == 1
+
+
+def test_suppression_syntax_quoted_in_a_docstring_is_not_a_suppression(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Text inside a string is not a comment: documenting the syntax is not a stale ignore."""
+    project = copy_project(FIXED, tmp_path / "fixed")
+    runner = project / "engine" / "runner.py"
+    text = runner.read_text(encoding="utf-8")
+    runner.write_text(
+        text.replace(
+            '"""Model runner: one execute_model call per engine step.\n',
+            '"""Model runner. Mute a finding with `# syncscan: ignore[SYNC001] <reason>`.\n',
+            1,
+        ),
+        encoding="utf-8",
+    )
+    assert runner.read_text(encoding="utf-8") != text
+    code = main(["check", "--no-cache", "--report-unused-ignores", str(project)])
+    err = capsys.readouterr().err
+    assert "suppresses nothing" not in err
+    assert code == 0
+
+
+# --------------------------------------------------------------------------- summaries
+
+SANCTIONED_SOURCE = """\
+import torch
+
+from engine.sync import gpu_sync_allowed
+
+
+def step(x):
+    n = x.sum().item()  # gpu-sync-ok: logged once per step for metrics
+    y = x.tolist()
+    with gpu_sync_allowed():
+        z = x.cpu()
+    return n, y, z  # syncscan: ignore[SYNC001, SYNC002] returned to the scheduler
+"""
+
+
+def test_gpu_sync_ok_comment_is_recorded() -> None:
+    summary = summarise(SANCTIONED_SOURCE, "m", "m.py", False)
+    assert summary.sanctioned_sync_lines == (7,)  # only the commented line, not line 8
+
+
+def test_suppressions_are_recorded_with_codes_and_reason() -> None:
+    summary = summarise(SANCTIONED_SOURCE, "m", "m.py", False)
+    (item,) = summary.suppressions
+    assert item.line == 11
+    assert item.codes == ("SYNC001", "SYNC002")
+    assert item.reason == "returned to the scheduler"
+
+
+def test_gpu_sync_allowed_block_is_a_with_of_that_call() -> None:
+    summary = summarise(SANCTIONED_SOURCE, "m", "m.py", False)
+    (function,) = [f for name, f in summary.functions.items() if name.endswith("step")]
+    withs = [s for s in function.body if isinstance(s, ir.With)]
+    assert len(withs) == 1
+    block = withs[0]
+    assert block.line == 9
+    (item,) = block.items
+    assert isinstance(item.context, ir.Call)
+    assert item.context.func == ir.Name("gpu_sync_allowed")
+    assert item.target is None
+    (inner,) = block.body
+    assert isinstance(inner, ir.Assign) and inner.line == 10
+
+
+def test_comment_records_survive_the_cache_round_trip() -> None:
+    summary = summarise(SANCTIONED_SOURCE, "m", "m.py", False)
+    again = summary_from_data(json.loads(json.dumps(summary_to_data(summary))))
+    assert again.sanctioned_sync_lines == summary.sanctioned_sync_lines
+    assert again.suppressions == summary.suppressions
+    assert again == summary
