@@ -96,35 +96,36 @@ class StepAnalyzer:
 
     # ------------------------------------------------------------------ phases
     def _run_phases(self, root: StepRoot) -> list[tuple[PathState, tuple[ReturnInfo, ...]]]:
+        """Phase one, then (where it returned None) each continuation method.
+
+        The states reaching one `return None` continue together, so the
+        walker's joins merge them as they do inside any function.
+        """
         frame = self.walker.frame_for(
             root.function, root.self_class, "self", (), root.function.flag_params
         )
         assert frame is not None
         fall, exits = self.walker.run(frame, [PathState()])
-        first = [(e.state, e.ret) for e in exits] + [
-            (s, self._implicit_return(frame.relpath, root.function)) for s in fall
+        continuations = [
+            m
+            for name in root.continuation
+            if (m := self.program.find_method(root.self_class, name)) is not None
         ]
         finals: list[tuple[PathState, tuple[ReturnInfo, ...]]] = []
-        for state, ret in first:
-            continuations = [
-                m
-                for name in root.continuation
-                if (m := self.program.find_method(root.self_class, name)) is not None
-            ]
-            if not ret.is_none or not continuations:
-                finals.append((state, (ret,)))
-                continue
+        continuing: dict[ReturnInfo, list[PathState]] = {}
+        for exit_ in _as_exits(exits, fall, frame.relpath, root.function):
+            if exit_.ret.is_none and continuations:
+                continuing.setdefault(exit_.ret, []).append(exit_.state)
+            else:
+                finals.append((exit_.state, (exit_.ret,)))
+        for ret, states in continuing.items():
             for method in continuations:
                 cont = self.walker.frame_for(method, root.self_class, "self", (), frozenset())
                 assert cont is not None
-                c_fall, c_exits = self.walker.run(cont, [state])
+                c_fall, c_exits = self.walker.run(cont, states)
                 for e in _as_exits(c_exits, c_fall, cont.relpath, method):
                     finals.append((e.state, (ret, e.ret)))
         return finals
-
-    @staticmethod
-    def _implicit_return(relpath: str, function: FunctionSummary) -> ReturnInfo:
-        return ReturnInfo(relpath, function.end_line, function.qualname, frozenset(), True, "None")
 
     # ------------------------------------------------------------------ verdicts
     def _verdict(self, state: PathState, returns: tuple[ReturnInfo, ...]) -> StepPath:

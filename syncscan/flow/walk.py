@@ -83,6 +83,7 @@ class Walker:
         self.budget = budget
         self.work = 0
         self._memo: dict[tuple, tuple[list[PathState], list]] = {}
+        self._calls: dict[int, tuple[ir.Expr, tuple[ir.Call, ...]]] = {}
         self._active: set[tuple[str, str | None]] = set()
         self._event_types = vocabulary.names("event_types")
         self._stream_types = vocabulary.names("stream_types")
@@ -293,12 +294,19 @@ class Walker:
     ) -> list[PathState]:
         if expr is None or not states:
             return states
-        for call in ir.iter_calls(expr):
+        for call in self._calls_in(expr):
             site = self.resolver.resolve(call, frame.scope)
             states = self.effects(site, frame, states, depth)
             if not states:
                 break
         return states
+
+    def _calls_in(self, expr: ir.Expr) -> tuple[ir.Call, ...]:
+        """The calls of an expression, computed once per expression per run."""
+        entry = self._calls.get(id(expr))
+        if entry is None or entry[0] is not expr:
+            entry = self._calls[id(expr)] = (expr, tuple(ir.iter_calls(expr)))
+        return entry[1]
 
     def assignment(
         self, target: ir.Expr, stmt: ir.Assign, frame: Frame, states: list[PathState], depth: int

@@ -279,6 +279,9 @@ def dotted(expr: Expr | None) -> str | None:
     return None
 
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def iter_calls(expr: Expr | None):
     """Every Call inside `expr`, innermost-first in evaluation order."""
     if expr is None:
@@ -291,8 +294,11 @@ def iter_calls(expr: Expr | None):
             yield from iter_calls(arg)
         yield expr
         return
-    for f in fields(expr):
-        child = getattr(expr, f.name)
+    names = _CHILD_FIELDS.get(type(expr))
+    if names is None:
+        names = _CHILD_FIELDS[type(expr)] = tuple(f.name for f in fields(expr))
+    for name in names:
+        child = getattr(expr, name)
         if isinstance(child, Expr):
             yield from iter_calls(child)
         elif isinstance(child, tuple):

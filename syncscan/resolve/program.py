@@ -56,6 +56,8 @@ class Program:
         ) = None
         self._mro_cache: dict[str, tuple[ClassSummary, ...]] = {}
         self._base_index: dict[str, list[tuple[str, str]]] | None = None
+        self._lookup_cache: dict[str, Symbol] = {}
+        self._import_tables: dict[str, dict[str, str]] = {}
         self._subclass_cache: dict[str, tuple[str, ...]] = {}
         self.diagnostics: list[Diagnostic] = []
         self.files_read = 0
@@ -82,7 +84,13 @@ class Program:
 
     # ------------------------------------------------------------------ symbols
     def lookup(self, qualname: str, _depth: int = 0) -> Symbol:
-        """Resolve a fully dotted name, following re-exports."""
+        """Resolve a fully dotted name, following re-exports (memoised)."""
+        cached = self._lookup_cache.get(qualname)
+        if cached is None:
+            cached = self._lookup_cache[qualname] = self._lookup(qualname, _depth)
+        return cached
+
+    def _lookup(self, qualname: str, _depth: int) -> Symbol:
         if _depth > 8:
             return Symbol("external", qualname)
         parts = qualname.split(".")
@@ -127,10 +135,13 @@ class Program:
         return Symbol("external", qualname)
 
     def import_target(self, module: ModuleSummary, name: str) -> str | None:
-        for binding in module.imports:
-            if binding.name == name:
-                return binding.target
-        return None
+        table = self._import_tables.get(module.module)
+        if table is None:
+            table = {}
+            for binding in module.imports:
+                table.setdefault(binding.name, binding.target)  # first binding wins
+            self._import_tables[module.module] = table
+        return table.get(name)
 
     def resolve_local_name(self, module: ModuleSummary, name: str) -> str | None:
         """The dotted target a bare name in `module` refers to, if any."""
