@@ -9,7 +9,7 @@ test suite runs, and `check`, which turns the analysis into findings.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 from syncscan.flow.context import Analysis
@@ -67,7 +67,6 @@ class Example:
     title: str = ""
 
 
-@dataclass
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
@@ -76,7 +75,6 @@ class Rule:
     remedy: ClassVar[str]
     VALID: ClassVar[list[Example]]
     INVALID: ClassVar[list[Example]]
-    options: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def documentation(cls) -> str:

@@ -34,7 +34,6 @@ class BufferFact:
 class ParamBinding:
     path: str | None  # access path of the argument in the root's terms
     buffer: BufferFact | None
-    types: frozenset[str]
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ class CompletionSite:
 @dataclass
 class QuiescenceResult:
     spec: QuiescenceSpec
-    functions: list[str]
+    functions: list[str]  # the overrides analysed, shown by the audit
     sites: list[CompletionSite] = field(default_factory=list)
     cpu_barriers: list[WitnessStep] = field(default_factory=list)
     incomplete: str | None = None

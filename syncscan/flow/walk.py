@@ -447,9 +447,7 @@ class Walker:
             if arg is None or isinstance(arg, ir.Opaque):
                 continue
             binding = ParamBinding(
-                self.buffers.access_path(arg, frame),
-                self.buffers.provenance(arg, frame),
-                frozenset(),
+                self.buffers.access_path(arg, frame), self.buffers.provenance(arg, frame)
             )
             if binding.path is None and binding.buffer is None:
                 continue

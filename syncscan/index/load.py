@@ -55,8 +55,3 @@ class FileSummariser:
         if self.cache is not None and key is not None:
             self.cache.put(key, summary)
         return summary
-
-
-def summarise_file(project: Project, module: str, path: Path) -> ModuleSummary:
-    """Uncached summarising, for callers that want no cache at all."""
-    return summarise_bytes(read_source(path), module, path)

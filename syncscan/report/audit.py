@@ -60,7 +60,11 @@ def chain(trace) -> str:
 
 def render_quiescence(console: Console, quiescence: QuiescenceResult) -> None:
     spec = quiescence.spec
-    table = Table(title=f"quiescence point {spec.function}", show_lines=True, expand=True)
+    title = f"quiescence point {spec.function}"
+    others = [f for f in quiescence.functions if f != spec.function]
+    if others:
+        title += " (also: " + ", ".join(f.rsplit(".", 2)[-2] for f in others) + ")"
+    table = Table(title=title, show_lines=True, expand=True)
     for column in ("completion site", "completes by", "verdict", "evidence"):
         table.add_column(column, overflow="fold")
     if quiescence.missing:
