@@ -59,7 +59,10 @@ class PrefetchingSummariser(FileSummariser):
             self.prefetched += 1
             self.parsed += 1  # parsed in a worker
         if summary is None:
+            before = self.parsed
             summary = super().__call__(project, module, path)
+            if self.parsed == before:
+                return summary  # a cache hit: its imports are likely cached too
         self._prefetch_imports(project, summary)
         return summary
 
