@@ -32,3 +32,11 @@ def result_0_28(vllm_0_28: Path) -> RunResult:
 @pytest.fixture(scope="session")
 def result_0_29(vllm_0_29: Path) -> RunResult:
     return analyse(vllm_0_29)
+
+
+@pytest.fixture(autouse=True)
+def plain_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wide, colourless rich output, so messages are never wrapped inside a path."""
+    monkeypatch.setenv("COLUMNS", "400")
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(name, raising=False)

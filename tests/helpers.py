@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
+from syncscan.cli import main
 from syncscan.runner import RunResult, run
 
 REPO = Path(__file__).resolve().parent.parent
@@ -29,3 +32,37 @@ def write_project(root: Path, files: dict[str, str], pack: str) -> Path:
         '[tool.syncscan]\npacks = ["example_pack.toml"]\n', encoding="utf-8"
     )
     return root
+
+
+BUGGY = FIXTURES / "slot_pool_mode_without_wait" / "buggy"
+FIXED = FIXTURES / "slot_pool_mode_without_wait" / "fixed"
+PAUSE_BUGGY = FIXTURES / "pause_returns_after_launch" / "buggy"
+
+
+def copy_project(source: Path, dest: Path) -> Path:
+    """A fixture copied where a test may change it (without caches)."""
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(".syncscan_cache", "__pycache__"))
+    return dest
+
+
+def combined_project(dest: Path) -> Path:
+    """The SYNC001 slot-pool fixture plus the SYNC002 pause fixture: one finding of each."""
+    copy_project(BUGGY, dest)
+    shutil.copy(PAUSE_BUGGY / "engine" / "core.py", dest / "engine" / "core.py")
+    pause_kernels = (PAUSE_BUGGY / "engine" / "kernels.py").read_text(encoding="utf-8")
+    decode = pause_kernels[pause_kernels.index("@triton.jit") :]
+    with (dest / "engine" / "kernels.py").open("a", encoding="utf-8") as handle:
+        handle.write("\n\n" + decode)
+    shutil.copy(PAUSE_BUGGY / "step_pack.toml", dest / "pause_pack.toml")
+    (dest / "pyproject.toml").write_text(
+        '[tool.syncscan]\npacks = ["step_pack.toml", "pause_pack.toml"]\n', encoding="utf-8"
+    )
+    return dest
+
+
+def check_json(capsys, *args: object) -> tuple[int, dict, str]:
+    """`syncscan check --format json ARGS`: exit code, parsed report, stderr."""
+    code = main(["check", "--no-cache", "--format", "json", *map(str, args)])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, json.loads(out), err

@@ -9,36 +9,12 @@ not in the tree produce notes, not crashes.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES
+from helpers import BUGGY, FIXED, PAUSE_BUGGY, check_json, copy_project
 
 from syncscan.cli import main
-
-BUGGY = FIXTURES / "slot_pool_mode_without_wait" / "buggy"
-FIXED = FIXTURES / "slot_pool_mode_without_wait" / "fixed"
-PAUSE_BUGGY = FIXTURES / "pause_returns_after_launch" / "buggy"
-
-
-@pytest.fixture(autouse=True)
-def plain_console(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "400")
-    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def copy_project(source: Path, dest: Path) -> Path:
-    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(".syncscan_cache", "__pycache__"))
-    return dest
-
-
-def check_json(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, dict, str]:
-    code = main(["check", "--no-cache", "--format", "json", *map(str, args)])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, json.loads(out), err
 
 
 def diagnostics_by_path(data: dict) -> dict[str, str]:

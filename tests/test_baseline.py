@@ -9,50 +9,12 @@ configuration error (exit 2), never an empty baseline.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES
+from helpers import BUGGY, FIXED, PAUSE_BUGGY, check_json, combined_project, copy_project
 
 from syncscan.cli import main
-
-BUGGY = FIXTURES / "slot_pool_mode_without_wait" / "buggy"
-FIXED = FIXTURES / "slot_pool_mode_without_wait" / "fixed"
-PAUSE_BUGGY = FIXTURES / "pause_returns_after_launch" / "buggy"
-
-
-@pytest.fixture(autouse=True)
-def plain_console(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "400")
-    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def copy_project(source: Path, dest: Path) -> Path:
-    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(".syncscan_cache", "__pycache__"))
-    return dest
-
-
-def combined_project(dest: Path) -> Path:
-    """The SYNC001 slot-pool fixture plus the SYNC002 pause fixture: one finding of each."""
-    copy_project(BUGGY, dest)
-    shutil.copy(PAUSE_BUGGY / "engine" / "core.py", dest / "engine" / "core.py")
-    pause_kernels = (PAUSE_BUGGY / "engine" / "kernels.py").read_text(encoding="utf-8")
-    decode = pause_kernels[pause_kernels.index("@triton.jit") :]
-    with (dest / "engine" / "kernels.py").open("a", encoding="utf-8") as handle:
-        handle.write("\n\n" + decode)
-    shutil.copy(PAUSE_BUGGY / "step_pack.toml", dest / "pause_pack.toml")
-    (dest / "pyproject.toml").write_text(
-        '[tool.syncscan]\npacks = ["step_pack.toml", "pause_pack.toml"]\n', encoding="utf-8"
-    )
-    return dest
-
-
-def check_json(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, dict, str]:
-    code = main(["check", "--no-cache", "--format", "json", *map(str, args)])
-    out, err = capsys.readouterr()
-    return code, json.loads(out), err
 
 
 def write_baseline(capsys: pytest.CaptureFixture[str], target: Path, *args: object) -> str:

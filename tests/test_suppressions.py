@@ -10,38 +10,17 @@ that suppress nothing. `# gpu-sync-ok: reason` lines and
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES
+from helpers import BUGGY, FIXED, check_json, copy_project
 
 from syncscan.cli import main
 from syncscan.index import ir
 from syncscan.index.build import summarise
 from syncscan.index.summary import summary_from_data, summary_to_data
 
-BUGGY = FIXTURES / "slot_pool_mode_without_wait" / "buggy"
-FIXED = FIXTURES / "slot_pool_mode_without_wait" / "fixed"
 REASON = "encoder-only steps are serialised upstream"
-
-
-@pytest.fixture(autouse=True)
-def plain_console(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "400")
-    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def copy_project(source: Path, dest: Path) -> Path:
-    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(".syncscan_cache", "__pycache__"))
-    return dest
-
-
-def check_json(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, dict, str]:
-    code = main(["check", "--no-cache", "--format", "json", *map(str, args)])
-    out, err = capsys.readouterr()
-    return code, json.loads(out), err
 
 
 def messages(data: dict) -> list[str]:
