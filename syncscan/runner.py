@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from syncscan import baseline, suppress
@@ -24,24 +24,9 @@ from syncscan.project import (
     find_config,
     load_config,
 )
-from syncscan.resolve.program import Diagnostic
+from syncscan.report.result import RunResult
 from syncscan.rules import all_rules
 from syncscan.rules.base import Finding, Rule
-
-
-@dataclass
-class RunResult:
-    project: Project
-    packs: PackSet
-    analysis: Analysis
-    findings: list[Finding]  # what is reported, after suppressions/filters/baseline
-    diagnostics: list[Diagnostic]
-    stats: dict[str, int | float]
-    notes: list[str] = field(default_factory=list)
-    suppressed: list[Finding] = field(default_factory=list)
-    baselined: list[Finding] = field(default_factory=list)
-    all_findings: list[Finding] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)  # make the run fail (unused ignores)
 
 
 @dataclass(frozen=True)
@@ -171,7 +156,6 @@ def _analyse(
     result = RunResult(
         project, packs, analysis, findings, list(analysis.program.diagnostics), stats, notes
     )
-    result.all_findings = list(findings)
     return result
 
 

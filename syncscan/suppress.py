@@ -9,7 +9,6 @@ reported on request.
 from __future__ import annotations
 
 import io
-import re
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +16,6 @@ from pathlib import Path
 from syncscan.index.build import scan_suppressions
 from syncscan.index.summary import ModuleSummary, Suppression
 from syncscan.rules.base import Finding
-
-_DEF_LINE = re.compile(r"^\s*(async\s+)?def\s")
 
 
 @dataclass(frozen=True)
@@ -47,23 +44,38 @@ def statement_lines(source: str, line: int) -> range:
 
 
 def function_header_lines(source: str, def_line: int) -> range:
-    """The `def` line of a function and the decorator lines above it."""
+    """The `def` line of a function and the decorators directly above it.
+
+    A decorator counts only when it starts at the `def`'s indentation and its
+    logical line (possibly spanning several lines) ends right above the next
+    decorator or the `def`, so the body of the function above never does.
+    """
     lines = source.splitlines()
     if not 1 <= def_line <= len(lines):
         return range(def_line, def_line + 1)
-    indent = len(lines[def_line - 1]) - len(lines[def_line - 1].lstrip())
+    indent = _indent(lines[def_line - 1])
     first = def_line
-    number = def_line - 1
-    while number >= 1:
+    while True:
+        start = _decorator_above(source, lines, first, indent)
+        if start is None:
+            return range(first, def_line + 1)
+        first = start
+
+
+def _decorator_above(source: str, lines: list[str], below: int, indent: int) -> int | None:
+    """The line of the decorator whose logical line ends at `below - 1`, if any."""
+    for number in range(below - 1, max(0, below - 40), -1):
         text = lines[number - 1]
         stripped = text.strip()
-        deeper = len(text) - len(text.lstrip()) > indent
-        if stripped.startswith("@") or (stripped and deeper) or stripped.startswith(")"):
-            first = number if stripped.startswith("@") else first
-            number -= 1
-            continue
-        break
-    return range(first, def_line + 1)
+        if stripped.startswith("@") and _indent(text) == indent:
+            return number if statement_lines(source, number).stop == below else None
+        if stripped and _indent(text) <= indent and not stripped.startswith(")"):
+            return None
+    return None
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
 
 
 def apply(

@@ -137,40 +137,29 @@ def test_step_root_class_not_in_the_tree(
     assert "engine.runner.Missing" in capsys.readouterr().out
 
 
-def test_step_root_module_not_in_the_tree(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("fixture", "old", "new", "named"),
+    [
+        (BUGGY, '"engine.runner.Runner"', '"engine.nowhere.Runner"', "engine.nowhere.Runner"),
+        (BUGGY, 'method = "execute_model"', 'method = "no_such_step"', "no_such_step"),
+        (PAUSE_BUGGY, "EngineCore.pause", "EngineCore.no_such_pause", "no_such_pause"),
+    ],
+    ids=["step-root-module", "step-root-method", "quiescence-point"],
+)
+def test_pack_row_naming_nothing_is_reported(
+    fixture: Path,
+    old: str,
+    new: str,
+    named: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    project = copy_project(BUGGY, tmp_path / "proj")
+    project = copy_project(fixture, tmp_path / "proj")
     pack = project / "step_pack.toml"
-    text = pack.read_text(encoding="utf-8")
-    pack.write_text(text.replace('"engine.runner.Runner"', '"engine.nowhere.Runner"'), "utf-8")
+    pack.write_text(pack.read_text(encoding="utf-8").replace(old, new), "utf-8")
     code, data, _ = check_json(capsys, project)
     assert code == 0
-    assert any("engine.nowhere.Runner" in n for n in notes(data)), notes(data)
-
-
-def test_step_root_method_not_in_the_class(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    project = copy_project(BUGGY, tmp_path / "proj")
-    pack = project / "step_pack.toml"
-    text = pack.read_text(encoding="utf-8")
-    pack.write_text(text.replace('method = "execute_model"', 'method = "no_such_step"'), "utf-8")
-    code, data, _ = check_json(capsys, project)
-    assert code == 0
-    assert any("no_such_step" in n for n in notes(data)), notes(data)
-
-
-def test_quiescence_point_not_in_the_tree(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    project = copy_project(PAUSE_BUGGY, tmp_path / "proj")
-    pack = project / "step_pack.toml"
-    text = pack.read_text(encoding="utf-8")
-    pack.write_text(text.replace("EngineCore.pause", "EngineCore.no_such_pause"), "utf-8")
-    code, data, _ = check_json(capsys, project)
-    assert code == 0
-    assert any("no_such_pause" in n for n in notes(data)), notes(data)
+    assert any(named in n for n in notes(data)), notes(data)
 
 
 def test_directory_without_python_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

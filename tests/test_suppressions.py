@@ -279,3 +279,27 @@ def test_comment_records_survive_the_cache_round_trip() -> None:
     assert again.sanctioned_sync_lines == summary.sanctioned_sync_lines
     assert again.suppressions == summary.suppressions
     assert again == summary
+
+
+def test_function_header_spans_multiline_decorators_but_not_the_body_above() -> None:
+    from syncscan.suppress import function_header_lines
+
+    source = (
+        "class A:\n"
+        "    def a(self):\n"
+        "        @inner\n"
+        "        def b(): pass\n"
+        "        return 1\n"
+        "\n"
+        "    @torch.inference_mode()\n"
+        "    @other(\n"
+        "        x=1,\n"
+        "    )\n"
+        "    def step(self):\n"
+        "        pass\n"
+    )
+    assert list(function_header_lines(source, 11)) == [7, 8, 9, 10, 11]
+    undecorated = (
+        "class A:\n    def a(self):\n        @inner\n        def b(): pass\n    def step(self):\n"
+    )
+    assert list(function_header_lines(undecorated, 5)) == [5]

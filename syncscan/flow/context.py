@@ -12,6 +12,7 @@ from syncscan.flow.modes import ModeOracle
 from syncscan.flow.quiescence import QuiescenceAnalyzer, QuiescenceResult, quiescence_functions
 from syncscan.flow.step import RootAnalysis, StepAnalyzer, StepRoot, find_roots
 from syncscan.flow.walk import Walker
+from syncscan.index.summary import FunctionSummary
 from syncscan.packs import PackSet
 from syncscan.project import Project
 from syncscan.resolve.callgraph import CallGraph, crawl
@@ -47,52 +48,47 @@ class Analysis:
                 method = self.program.find_method(root.self_class, name)
                 if method is not None:
                     entries.append((method, root.self_class))
-        for spec in self.packs.quiescence:
-            entries.extend(quiescence_functions(self.program, spec))
+        entries.extend(self.quiescence_entries)
         return crawl(self.program, self.resolver, entries)
 
-    def _modes(self, mode_params: frozenset[str]) -> ModeOracle:
-        return ModeOracle(
+    @cached_property
+    def quiescence_entries(self) -> list[tuple[FunctionSummary, str | None]]:
+        """Every version of every quiescence point, with its `self` class."""
+        return [
+            entry
+            for spec in self.packs.quiescence
+            for entry in quiescence_functions(self.program, spec)
+        ]
+
+    def _walker(self, entries: list[FunctionSummary], barriers_only: bool) -> Walker:
+        """A walker whose mode parameters are the flag parameters of `entries`."""
+        modes = ModeOracle(
             self.types,
             self.buffers,
             self.callgraph.assigned_attrs,
-            mode_params,
+            frozenset().union(*(f.flag_params for f in entries)),
             self.packs.vocabulary.names("assume_true"),
         )
-
-    @cached_property
-    def walker(self) -> Walker:
-        mode_params = frozenset().union(*(root.function.flag_params for root in self.roots))
         return Walker(
             self.program,
             self.types,
             self.resolver,
             self.buffers,
-            self._modes(mode_params),
+            modes,
             self.packs.vocabulary,
+            barriers_only=barriers_only,
         )
 
     @cached_property
     def step_results(self) -> list[RootAnalysis]:
-        analyzer = StepAnalyzer(self.program, self.walker, self.packs)
+        walker = self._walker([root.function for root in self.roots], barriers_only=False)
+        analyzer = StepAnalyzer(self.program, walker, self.packs)
         return [analyzer.analyse(root) for root in self.roots]
 
     @cached_property
     def quiescence_results(self) -> list[QuiescenceResult]:
         """Each quiescence point of the packs, walked counting only device barriers."""
-        functions = [
-            f for spec in self.packs.quiescence for f, _ in quiescence_functions(self.program, spec)
-        ]
-        mode_params = frozenset().union(*(f.flag_params for f in functions))
-        walker = Walker(
-            self.program,
-            self.types,
-            self.resolver,
-            self.buffers,
-            self._modes(mode_params),
-            self.packs.vocabulary,
-            barriers_only=True,
-        )
+        walker = self._walker([f for f, _ in self.quiescence_entries], barriers_only=True)
         analyzer = QuiescenceAnalyzer(
             self.program, walker, self.packs.vocabulary.names("pending_result_types")
         )

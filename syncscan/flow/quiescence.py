@@ -14,7 +14,7 @@ no barrier has followed it yet.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from syncscan.flow.state import PathState, Trace, WitnessStep
 from syncscan.flow.walk import Incomplete, Walker
@@ -86,49 +86,59 @@ class QuiescenceAnalyzer:
         result.sites = sorted(sites.values(), key=lambda s: (s.path, s.line))
         return result
 
-    def _entry_state(self, spec: QuiescenceSpec) -> PathState:
+    @staticmethod
+    def _entry_state(busy: bool, function: str) -> PathState:
         start = WitnessStep("", 0, "", "the transition starts")
-        if not spec.busy_on_entry:
+        if not busy:
             return PathState(write=(start,))
-        busy = WitnessStep(
-            "", 0, spec.function, "device work the step loop launched may still be running"
+        work = WitnessStep(
+            "", 0, function, "device work the step loop launched may still be running"
         )
-        return PathState(write=(start,), reader=(busy,), in_flight=True)
+        return PathState(write=(start,), reader=(work,), in_flight=True)
 
-    def _function(self, function, self_class, spec, sites, result) -> None:
+    def _function(
+        self,
+        function: FunctionSummary,
+        self_class: str | None,
+        spec: QuiescenceSpec,
+        sites: dict[tuple[str, int], CompletionSite],
+        result: QuiescenceResult,
+    ) -> None:
         self.walker.work = 0
-        self.walker.completions = []
-        self.walker.cpu_barriers = []
         frame = self.walker.frame_for(function, self_class, "self", (), function.flag_params)
         if frame is None:
             return
-        entry = self._entry_state(spec)
-        fall, exits = self.walker.run(frame, [entry])
+        entry = self._entry_state(spec.busy_on_entry, spec.function)
+        fall, exits, completions, cpu_barriers = self.walker.run_collecting(frame, [entry])
         ends = [(e.ret.line, e.ret.text, e.ret.types, e.state) for e in exits]
         ends += [(function.end_line, "None", frozenset(), s) for s in fall]
         for line, text, types, state in ends:
             if types & self.pending_types:
                 continue  # hands back a pending future: its set_result completes
             self._add(sites, frame.relpath, line, function.qualname, f"returns {text}", [state])
-        for step, states in self.walker.completions:
-            self._add(sites, step.path, step.line, step.function, "resolves its future", states)
-        result.cpu_barriers.extend(self.walker.cpu_barriers)
         # Callbacks defined here run later, when the loop has gone idle: the
         # loop may have launched work until then.
         for nested in function.nested:
-            self.walker.completions = []
-            self.walker.cpu_barriers = []
             inner = self.walker.frame_for(nested, self_class, "self", (), frozenset())
             if inner is None:
                 continue
-            busy = self._entry_state(replace(spec, busy_on_entry=True))
-            self.walker.run(inner, [busy])
-            for step, states in self.walker.completions:
-                self._add(sites, step.path, step.line, step.function, "resolves its future", states)
-            result.cpu_barriers.extend(self.walker.cpu_barriers)
+            busy = self._entry_state(True, spec.function)
+            _, _, more, barriers = self.walker.run_collecting(inner, [busy])
+            completions = completions + more
+            cpu_barriers = cpu_barriers + barriers
+        for step, states in completions:
+            self._add(sites, step.path, step.line, step.function, "resolves its future", states)
+        result.cpu_barriers.extend(cpu_barriers)
 
     @staticmethod
-    def _add(sites, path, line, function, kind, states: list[PathState]) -> None:
+    def _add(
+        sites: dict[tuple[str, int], CompletionSite],
+        path: str,
+        line: int,
+        function: str,
+        kind: str,
+        states: list[PathState],
+    ) -> None:
         lacking = [s for s in states if s.in_flight]
         previous = sites.get((path, line))
         if previous is not None and (previous.lacking or not lacking):

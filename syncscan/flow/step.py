@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from syncscan.flow.state import DEVICE_BARRIER, PathState, Trace, WitnessStep
+from syncscan.flow.state import DEVICE_BARRIER, PathState, WitnessStep
 from syncscan.flow.walk import Exit, Incomplete, ReturnInfo, Walker
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import PackSet, StepRootSpec
@@ -40,7 +40,6 @@ class StepPath:
     returns: tuple[ReturnInfo, ...]
     verdict: str
     reason: str
-    evidence: Trace | None
 
 
 @dataclass
@@ -131,23 +130,21 @@ class StepAnalyzer:
     def _verdict(self, state: PathState, returns: tuple[ReturnInfo, ...]) -> StepPath:
         if state.write is None:
             return StepPath(
-                state, returns, "no pinned writes", "writes no persistent pinned buffer", None
+                state, returns, "no pinned writes", "writes no persistent pinned buffer"
             )
         if state.reader is None:
             return StepPath(
-                state, returns, "no device reader", "no device work follows its pinned writes", None
+                state, returns, "no device reader", "no device work follows its pinned writes"
             )
         if not state.in_flight:
-            return StepPath(
-                state, returns, "waits inline", "a host wait follows its launches", state.wait
-            )
+            return StepPath(state, returns, "waits inline", "a host wait follows its launches")
         final = returns[-1]
         for t in sorted(final.types):
             method = self._waiting_resolution(t)
             if method is not None:
                 return StepPath(
                     state, returns, "deferred",
-                    f"returns {t.rsplit('.', 1)[-1]}, whose {method}() waits on the host", None,
+                    f"returns {t.rsplit('.', 1)[-1]}, whose {method}() waits on the host",
                 )  # fmt: skip
         event = state.semaphore()
         if event is not None:
@@ -155,13 +152,12 @@ class StepAnalyzer:
             return StepPath(
                 state, returns, "semaphore",
                 f"{what} is waited before the first pinned write and recorded after the last",
-                None,
             )  # fmt: skip
         for predicate, value in state.assumptions:
             reason = self.packs.bounded_reason(predicate, value)
             if reason is not None:
-                return StepPath(state, returns, "bounded by peer", reason, None)
-        return StepPath(state, returns, UNBOUNDED, "no host wait, inline or deferred", None)
+                return StepPath(state, returns, "bounded by peer", reason)
+        return StepPath(state, returns, UNBOUNDED, "no host wait, inline or deferred")
 
     def _waiting_resolution(self, class_qualname: str) -> str | None:
         """The resolution method of `class_qualname` that waits on every path."""
@@ -229,7 +225,6 @@ def _bound_by_mode(paths: list[StepPath]) -> list[StepPath]:
                         path.returns,
                         "bounded by the mode's other steps",
                         f"a data-dependent exit; other steps of this mode are {peer}",
-                        None,
                     )
                 )
                 continue

@@ -59,6 +59,7 @@ class Exit:
     outer: bool = False  # a return from a `with` body, seen inside a context manager
 
 
+Completion = tuple[WitnessStep, list[PathState]]  # where, and the states reaching it
 YieldHook = Callable[[list[PathState]], tuple[list[PathState], list[Exit]]]
 
 
@@ -90,9 +91,9 @@ class Walker:
         # Quiescence questions count only full-device barriers as waits, and
         # collect the completion calls (future.set_result) they meet.
         self.barriers_only = barriers_only
-        self.completions: list[tuple[WitnessStep, list[PathState]]] = []
+        self.completions: list[Completion] = []
         self.cpu_barriers: list[WitnessStep] = []
-        self._completion_stack: list[list[tuple[WitnessStep, list[PathState]]]] = []
+        self._completion_stack: list[list[Completion]] = []
 
     # ------------------------------------------------------------------ entry points
     def frame_for(
@@ -159,7 +160,7 @@ class Walker:
                 return on_yield(states)
             states = self.expr(stmt.value, frame, states, depth)
             for target in stmt.targets:
-                states = self.assignment(target, stmt, frame, states, depth)
+                states = self.assignment(target, stmt, frame, states)
             return states, []
         if isinstance(stmt, ir.If):
             states = self.expr(stmt.test, frame, states, depth)
@@ -239,15 +240,23 @@ class Walker:
             site = self.resolver.resolve(context, frame.scope)
             managers = [c for c in site.callees if c.function.has_decorator("contextmanager")]
             if managers and depth < MAX_DEPTH:
-                return self.enter_generator(site, managers, context, frame, states, depth, body)
+                return self.enter_generator(site, managers, frame, states, depth, body)
             if site.constructs is not None:
-                return self.enter_object(site.constructs, context, frame, states, depth, body)
+                return self.enter_object(site, frame, states, depth, body)
             states = self.effects(site, frame, states, depth)
             return body(states)
         states = self.expr(context, frame, states, depth)
         return body(states)
 
-    def enter_generator(self, site, managers, call, frame, states, depth, body):
+    def enter_generator(
+        self,
+        site: CallSite,
+        managers: list[Callee],
+        frame: Frame,
+        states: list[PathState],
+        depth: int,
+        body: YieldHook,
+    ) -> tuple[list[PathState], list[Exit]]:
         """Run a @contextmanager: code before yield, the with-body, code after."""
         out_states: list[PathState] = []
         out_exits: list[Exit] = []
@@ -271,16 +280,32 @@ class Walker:
             out_states.extend(fall)
         return merge(out_states), out_exits
 
-    def enter_object(self, class_qualname, call, frame, states, depth, body):
+    def enter_object(
+        self,
+        site: CallSite,
+        frame: Frame,
+        states: list[PathState],
+        depth: int,
+        body: YieldHook,
+    ) -> tuple[list[PathState], list[Exit]]:
         """`with C(...)`: __init__, __enter__, the body, __exit__."""
-        states = self.effects(self.resolver.resolve(call, frame.scope), frame, states, depth)
-        for name in ("__enter__",):
-            states = self.call_method(class_qualname, name, call, frame, states, depth)
+        class_qualname = site.constructs
+        assert class_qualname is not None
+        states = self.effects(site, frame, states, depth)
+        states = self.call_method(class_qualname, "__enter__", site.call, frame, states, depth)
         states, exits = body(states)
-        states = self.call_method(class_qualname, "__exit__", call, frame, states, depth)
+        states = self.call_method(class_qualname, "__exit__", site.call, frame, states, depth)
         return states, exits
 
-    def call_method(self, class_qualname, name, call, frame, states, depth):
+    def call_method(
+        self,
+        class_qualname: str,
+        name: str,
+        call: ir.Call,
+        frame: Frame,
+        states: list[PathState],
+        depth: int,
+    ) -> list[PathState]:
         method = self.program.find_method(class_qualname, name)
         if method is None:
             return states
@@ -309,13 +334,13 @@ class Walker:
         return entry[1]
 
     def assignment(
-        self, target: ir.Expr, stmt: ir.Assign, frame: Frame, states: list[PathState], depth: int
+        self, target: ir.Expr, stmt: ir.Assign, frame: Frame, states: list[PathState]
     ) -> list[PathState]:
         if isinstance(target, ir.Subscript):
             return self.write(target.base, frame, states, stmt.line, "writes")
         if isinstance(target, ir.Seq):
             for element in target.elts:
-                states = self.assignment(element, stmt, frame, states, depth)
+                states = self.assignment(element, stmt, frame, states)
         return states
 
     def write(
@@ -339,21 +364,21 @@ class Walker:
         vocab = self.vocab
         method = site.method
         kwargs = dict(call.kwargs)
-        here = frame.function.qualname
 
         def trace(note: str) -> Trace:
-            return (WitnessStep(frame.relpath, call.line, here, note),)
+            return (self.site_step(frame, call, note),)
 
         if site.kernel is not None:
             note = f"launches kernel {site.kernel.name}"
             return [s.on_launch(trace(note)) for s in states]
         if method is not None and method in vocab.names("completion_methods"):
-            sink = self._completion_stack[-1] if self._completion_stack else self.completions
-            sink.append((trace(f"completes: .{method}(...)")[0], list(states)))
+            self._completion_sink().append(
+                (self.site_step(frame, call, f"completes: .{method}(...)"), list(states))
+            )
         if site.external is not None:
             if site.external in vocab.names("cpu_barriers"):
                 note = f"{site.external}() is a CPU barrier, not a device barrier"
-                self.cpu_barriers.append(trace(note)[0])
+                self.cpu_barriers.append(self.site_step(frame, call, note))
                 return states
             if site.external in vocab.names("full_device_waits"):
                 t = trace(f"host waits for the whole device ({site.external})")
@@ -389,11 +414,9 @@ class Walker:
                 return [s.on_wait(t, None) for s in states]
             if method in vocab.names("inplace_write_methods"):
                 states = self.write(site.receiver, frame, states, call.line, f"writes (.{method})")
-            if method in vocab.names("device_work_methods") and not site.callees:
-                fact = self.buffers.provenance(site.receiver, frame)
-                if fact is None or fact.device or fact.uva:
-                    t = trace(f"launches device work (.{method}())")
-                    states = [s.on_launch(t) for s in states]
+            if self._launches_device_work(site, frame):
+                t = trace(f"launches device work (.{method}())")
+                states = [s.on_launch(t) for s in states]
             async_kw = kwargs.get(vocab.scalar("async_copy_keyword", "non_blocking"))
             if (
                 method in vocab.names("copy_methods")
@@ -402,15 +425,39 @@ class Walker:
             ):
                 t = trace(f"launches an asynchronous copy (.{method}(non_blocking=True))")
                 states = [s.on_launch(t) for s in states]
-            elif method in vocab.names("launch_methods") and not site.callees:
-                fact = self.buffers.provenance(site.receiver, frame)
-                if method != "clone" or (fact is not None and fact.uva):
-                    states = [
-                        s.on_launch(trace(f"launches device work (.{method}())")) for s in states
-                    ]
         if site.callees and depth < MAX_DEPTH:
             return self.inline(site, frame, states, depth)
         return states
+
+    def _launches_device_work(self, site: CallSite, frame: Frame) -> bool:
+        """An unresolved method that runs device work on its receiver.
+
+        In-place tensor methods (`copy_`, `fill_`, ...) launch unless the
+        receiver is known host memory; `clone` launches only on a UVA view
+        (a host tensor's clone is host work); other launch methods always do.
+        """
+        if site.callees or site.method is None or site.receiver is None:
+            return False
+        in_place = site.method in self.vocab.names("device_work_methods")
+        if not in_place and site.method not in self.vocab.names("launch_methods"):
+            return False
+        fact = self.buffers.provenance(site.receiver, frame)
+        if in_place:
+            return fact is None or fact.device or fact.uva
+        return site.method != "clone" or (fact is not None and fact.uva)
+
+    def _completion_sink(self) -> list[Completion]:
+        """Where completions met now are recorded: the innermost callee walk."""
+        return self._completion_stack[-1] if self._completion_stack else self.completions
+
+    def run_collecting(
+        self, frame: Frame, states: list[PathState]
+    ) -> tuple[list[PathState], list[Exit], list[Completion], list[WitnessStep]]:
+        """`run`, plus the completions and CPU barriers the walk met."""
+        self.completions = []
+        self.cpu_barriers = []
+        fall, exits = self.run(frame, states)
+        return fall, exits, self.completions, self.cpu_barriers
 
     def _receiver_kind(self, site: CallSite) -> str | None:
         for t in site.receiver_types:
@@ -503,7 +550,7 @@ class Walker:
         outs, inside = memo
         if inside:
             # Completions inside the callee, seen from this caller's state.
-            sink = self._completion_stack[-1] if self._completion_stack else self.completions
+            sink = self._completion_sink()
             for where, states in inside:
                 sink.append((where, [compose(state, s, step) for s in states]))
         return [compose(state, out, step) for out in outs]

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from syncscan.flow.quiescence import QuiescenceResult
 from syncscan.flow.step import StepPath
-from syncscan.runner import RunResult
+from syncscan.report.result import RunResult
 
 _VERDICT_STYLE = {
     "unbounded": "bold red",

@@ -10,8 +10,8 @@ from rich.syntax import Syntax
 from rich.text import Text
 from rich.tree import Tree
 
+from syncscan.report.result import RunResult
 from syncscan.rules.base import Finding
-from syncscan.runner import RunResult
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}
 
@@ -76,6 +76,13 @@ def render(console: Console, result: RunResult, findings: list[Finding]) -> None
     for finding in findings:
         counts[finding.severity] = counts.get(finding.severity, 0) + 1
     summary = ", ".join(f"{n} {sev}" for sev, n in sorted(counts.items())) or "no findings"
+    hidden = [
+        f"{len(items)} {why}"
+        for items, why in ((result.suppressed, "suppressed"), (result.baselined, "in baseline"))
+        if items
+    ]
+    if hidden:
+        summary += f" ({', '.join(hidden)})"
     stats = result.stats
     console.print(
         Text(

@@ -9,8 +9,8 @@ a comma or colon in a message would end the command early.
 from __future__ import annotations
 
 from syncscan.flow.state import WitnessStep
+from syncscan.report.result import RunResult
 from syncscan.rules.base import Finding
-from syncscan.runner import RunResult
 
 _COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
 

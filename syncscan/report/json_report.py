@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from syncscan import __version__
+from syncscan.report.result import RunResult
 from syncscan.rules.base import Finding
-from syncscan.runner import RunResult
 
 
 def finding_data(finding: Finding) -> dict[str, Any]:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 
 from syncscan.flow.state import WitnessStep
+from syncscan.report.result import RunResult
 from syncscan.resolve.program import Diagnostic
 from syncscan.rules.base import Finding, Location
-from syncscan.runner import RunResult
 
 HEADING = "## syncscan report"
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")

@@ -18,10 +18,10 @@ from urllib.parse import quote
 from syncscan import __version__
 from syncscan.flow.state import WitnessStep
 from syncscan.project import Project
+from syncscan.report.result import RunResult
 from syncscan.resolve.program import Diagnostic
 from syncscan.rules import all_rules
 from syncscan.rules.base import Finding, Location, Rule
-from syncscan.runner import RunResult
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
