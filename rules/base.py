@@ -9,11 +9,13 @@ test suite runs, and `check`, which turns the analysis into findings.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from syncscan.flow.context import Analysis
 from syncscan.flow.state import WitnessStep
+
+if TYPE_CHECKING:
+    from syncscan.flow.context import Analysis
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,24 @@ class Finding:
             self.code,
             self.fingerprint,
         )
+
+
+def finding_to_data(finding: Finding) -> dict[str, Any]:
+    """Plain JSON-compatible data (for the run record)."""
+    return asdict(finding)
+
+
+def finding_from_data(data: dict[str, Any]) -> Finding:
+    """Inverse of `finding_to_data`."""
+    return Finding(
+        **{
+            **data,
+            "location": Location(**data["location"]),
+            "mode": tuple((k, v) for k, v in data["mode"]),
+            "witness": tuple(WitnessStep(**step) for step in data["witness"]),
+            "related": tuple(Location(**site) for site in data["related"]),
+        }
+    )
 
 
 def fingerprint(*parts: str) -> str:

@@ -15,7 +15,6 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from rich.console import Console
-from rich.markdown import Markdown
 
 from syncscan import __version__, baseline
 from syncscan.project import ConfigError
@@ -124,7 +123,9 @@ def _project_root(start: Path) -> Path:
     return config.parent if config is not None else start
 
 
-def _run(args: argparse.Namespace, err: Console, root: Path, options: Options) -> RunResult:
+def _run(
+    args: argparse.Namespace, err: Console, root: Path, options: Options, reuse: bool = False
+) -> RunResult:
     status = (
         err.status("syncscan: reading the step path", spinner="dots")
         if err.is_terminal
@@ -142,6 +143,7 @@ def _run(args: argparse.Namespace, err: Console, root: Path, options: Options) -
             options=options,
             progress=progress,
             jobs=_jobs(args, options),
+            reuse_findings=reuse,
         )
 
 
@@ -167,7 +169,7 @@ def _check(args: argparse.Namespace, out: Console, err: Console) -> int:
         baseline=args.baseline,
         report_unused_ignores=args.report_unused_ignores,
     )
-    result = _run(args, err, root, options)
+    result = _run(args, err, root, options, reuse=True)
     if args.write_baseline:
         # Refreshing a baseline keeps what it already accepted.
         baseline.write(args.write_baseline, result.findings + result.baselined)
@@ -242,6 +244,8 @@ def _explain(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError(f"unknown rule {args.code!r}; see `syncscan rules`")
     doc = rule.documentation()
     first, _, rest = doc.partition("\n")
+    from rich.markdown import Markdown
+
     out.print(Markdown(f"# {rule.code} {rule.name}\n\n{first}\n{textwrap.dedent(rest)}"))
     out.print(Markdown(f"## Reference remedy\n{rule.remedy}"))
     return EXIT_CLEAN

@@ -118,7 +118,7 @@ class Project:
         if cached is None:
             candidate = Path(path)
             cached = candidate.as_posix()
-            for form in (candidate.absolute(), candidate.resolve()):
+            for form in _forms(candidate):
                 try:
                     cached = form.relative_to(self.root).as_posix()
                     break
@@ -129,6 +129,12 @@ class Project:
 
     def has_top_package(self, name: str) -> bool:
         return name in self.packages
+
+
+def _forms(path: Path):
+    """`path` as given (made absolute), then with links resolved (only if needed)."""
+    yield path.absolute()
+    yield path.resolve()
 
 
 def find_config(root: Path) -> Path | None:
@@ -148,40 +154,47 @@ def find_config(root: Path) -> Path | None:
 
 
 def discover(root: Path, config: Config) -> Project:
-    """List the Python files under `root` and name their modules."""
+    """List the Python files under `root` and name their modules.
+
+    A module's name runs up through the directories holding an `__init__.py`
+    (above the root too, so analysing `src/pkg` still names `pkg.mod`).
+    Package-ness is decided once per directory: this runs on every invocation.
+    """
     root = root.resolve()
     modules: dict[str, Path] = {}
     packages: set[str] = set()
-    init_cache: dict[Path, bool] = {}
+    prefixes: dict[str, tuple[str, ...] | None] = {}  # directory -> its package path
 
-    def is_package_dir(directory: Path) -> bool:
-        if directory not in init_cache:
-            init_cache[directory] = (directory / "__init__.py").is_file()
-        return init_cache[directory]
+    def above_root(directory: Path) -> tuple[str, ...] | None:
+        parts: list[str] = []
+        while (directory / "__init__.py").is_file():
+            parts.insert(0, directory.name)
+            directory = directory.parent
+        return tuple(parts) if parts else None
 
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-        directory = Path(dirpath)
+        if dirpath == str(root):
+            prefix = above_root(root)
+        else:
+            parent, name = os.path.split(dirpath)
+            outer = prefixes.get(parent)
+            prefix = ((*outer, name) if outer else (name,)) if "__init__.py" in filenames else None
+        prefixes[dirpath] = prefix
+        relative_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
         for filename in sorted(filenames):
             if not filename.endswith(".py"):
                 continue
-            path = directory / filename
-            rel = path.relative_to(root).as_posix()
+            rel = filename if relative_dir == "." else f"{relative_dir}/{filename}"
             if any(fnmatch.fnmatch(rel, pattern) for pattern in config.exclude):
                 continue
-            parts = [] if filename == "__init__.py" else [filename[:-3]]
-            d = directory
-            while is_package_dir(d):
-                parts.insert(0, d.name)
-                d = d.parent
-            if not parts:
+            parts = (*(prefix or ()), *(() if filename == "__init__.py" else (filename[:-3],)))
+            if not parts or not all(p.isidentifier() for p in parts):
                 continue
             name = ".".join(parts)
-            if not all(p.isidentifier() for p in parts):
-                continue
             if filename == "__init__.py":
                 packages.add(name)
-            modules.setdefault(name, path)
+            modules.setdefault(name, Path(dirpath, filename))
     return Project(root=root, modules=modules, packages=frozenset(packages), config=config)
 
 

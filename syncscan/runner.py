@@ -10,9 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from syncscan import baseline, suppress
+from syncscan import baseline, reuse, suppress
 from syncscan.flow.context import Analysis
 from syncscan.index.cache import SummaryCache
+from syncscan.index.facts import FactsTable
 from syncscan.index.load import FileSummariser
 from syncscan.index.prefetch import PrefetchingSummariser
 from syncscan.packs import PackSet, load_packs
@@ -25,6 +26,7 @@ from syncscan.project import (
     load_config,
 )
 from syncscan.report.result import RunResult
+from syncscan.resolve.program import Program
 from syncscan.rules import all_rules
 from syncscan.rules.base import Finding, Rule
 
@@ -96,7 +98,10 @@ def run(
     options: Options | None = None,
     progress: Callable[[str], None] | None = None,
     jobs: int = 1,
+    reuse_findings: bool = False,
 ) -> RunResult:
+    """Analyse `root`; with `reuse_findings` (and a cache), reuse the last run's
+    findings while every input they were computed from is unchanged."""
     started = time.perf_counter()
     project, packs = load_project(root, config_file)
     check_rule_codes(project, select, ignore)
@@ -104,28 +109,46 @@ def run(
     ignore = ignore + project.config.ignore
     rules = [rule for rule in all_rules() if selected(rule.code, select, ignore)]
     cache = cache_for(project, cache_dir, use_cache)
-    summariser = PrefetchingSummariser(cache, jobs) if jobs > 1 else FileSummariser(cache)
-    try:
-        result = _analyse(project, packs, summariser, rules, progress)
-    finally:
-        if isinstance(summariser, PrefetchingSummariser):
-            summariser.close()
-    result.stats["cache_hits"] = cache.hits if cache else 0
+    facts = FactsTable(project.modules, cache)
+    key = None
+    analysed = None
+    if reuse_findings and cache is not None:
+        key = reuse.inputs_key(project, packs, [rule.code for rule in rules])
+        analysed = reuse.load(cache, key, facts)
+    analysis = None
+    if analysed is None:
+        summariser = PrefetchingSummariser(cache, jobs) if jobs > 1 else FileSummariser(cache)
+        try:
+            analysis = Analysis(project, packs, summariser, facts)
+            analysed = _analyse(analysis, summariser, rules, progress)
+        finally:
+            if isinstance(summariser, PrefetchingSummariser):
+                summariser.close()
+        analysed.stats["cache_hits"] = cache.hits if cache else 0
+        if key is not None and cache is not None:
+            reuse.save(cache, key, facts, analysis.program, analysed)
+    result = RunResult(
+        project, packs, analysis, analysed.findings, analysed.diagnostics,
+        dict(analysed.stats), list(analysed.notes),
+    )  # fmt: skip
+    if analysed.reused:
+        result.stats.update(parsed=0, cache_hits=0)  # nothing was summarised this time
+    result.stats["findings_reused"] = int(analysed.reused)
+    result.stats["read"] = facts.files_read
     result.stats["seconds"] = round(time.perf_counter() - started, 3)
-    _filter(result, options or Options())
+    _filter(result, options or Options(), facts, analysed.function_lines)
     return result
 
 
 def _analyse(
-    project: Project,
-    packs: PackSet,
+    analysis: Analysis,
     summariser: FileSummariser,
     rules: list[type[Rule]],
     progress: Callable[[str], None] | None,
-) -> RunResult:
-    analysis = Analysis(project, packs, summariser)
+) -> reuse.Analysed:
+    project, packs, program = analysis.project, analysis.packs, analysis.program
     if progress is not None:
-        analysis.program.on_load = lambda module: progress(f"summarising {module}")
+        program.on_load = lambda module: progress(f"summarising {module}")
     findings: list[Finding] = []
     for rule_cls in rules:
         findings.extend(rule_cls().check(analysis))
@@ -143,9 +166,8 @@ def _analyse(
     graph = analysis.callgraph
     stats: dict[str, int | float] = {
         "files": len(project.modules),
-        "summarised": len(analysis.program.loaded()),
+        "summarised": len(program.loaded()),
         "parsed": summariser.parsed,
-        "read": analysis.program.files_read,
         "step_roots": len(analysis.roots),
         "quiescence_points": len(packs.quiescence),
         "call_graph_nodes": graph.graph.number_of_nodes(),
@@ -153,26 +175,34 @@ def _analyse(
         "resolved_calls": graph.resolved_calls,
         "unresolved_calls": graph.unresolved_calls,
     }
-    result = RunResult(
-        project, packs, analysis, findings, list(analysis.program.diagnostics), stats, notes
+    return reuse.Analysed(
+        findings, list(program.diagnostics), notes, stats, _function_lines(findings, program)
     )
-    return result
 
 
-def _filter(result: RunResult, options: Options) -> None:
-    """Suppressions, then the changed-files filter, then the baseline."""
-    program = result.analysis.program
-    headers: dict[str, tuple[str, int]] = {}
-    for finding in result.findings:
+def _function_lines(findings: list[Finding], program: Program) -> dict[str, tuple[str, int]]:
+    """Where each finding's function is defined (a suppression may sit on its header)."""
+    lines: dict[str, tuple[str, int]] = {}
+    for finding in findings:
         symbol = program.lookup(finding.location.function)
         if symbol.function is not None and symbol.module is not None:
-            headers[finding.location.function] = (
-                result.project.relpath(symbol.module.path),
+            lines[finding.location.function] = (
+                program.project.relpath(symbol.module.path),
                 symbol.function.line,
             )
+    return lines
+
+
+def _filter(
+    result: RunResult,
+    options: Options,
+    facts: FactsTable,
+    function_lines: dict[str, tuple[str, int]],
+) -> None:
+    """Suppressions, then the changed-files filter, then the baseline."""
     project = result.project
-    comments = suppress.collect(program.loaded(), project.modules, project.relpath)
-    report = suppress.apply(result.findings, comments, project.root, headers)
+    comments = suppress.collect(facts, project.relpath)
+    report = suppress.apply(result.findings, comments, project.root, function_lines)
     result.findings = report.kept
     result.suppressed = report.suppressed
     result.notes.extend(report.missing_reason)

@@ -13,8 +13,8 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-from syncscan.index.build import scan_suppressions
-from syncscan.index.summary import ModuleSummary, Suppression
+from syncscan.index.facts import FactsTable
+from syncscan.index.summary import Suppression
 from syncscan.rules.base import Finding
 
 
@@ -151,29 +151,14 @@ def _source(path: str, cache: dict[str, str], root: Path) -> str | None:
     return cache[path]
 
 
-def collect(
-    summaries: list[ModuleSummary], files: dict[str, Path], relpath
-) -> dict[str, tuple[Suppression, ...]]:
-    """Suppressions of every file: from summaries where loaded, else a text scan.
+def collect(facts: FactsTable, relpath) -> dict[str, tuple[Suppression, ...]]:
+    """Suppressions of every file, from the file facts (real comments, by tokenize).
 
-    Files the analysis never loaded can still hold stale suppressions; only
-    those whose text mentions `syncscan:` are read for comments.
+    Files the analysis never loaded can still hold stale suppressions, so
+    every file counts, not only the summarised ones.
     """
-    found: dict[str, tuple[Suppression, ...]] = {}
-    for summary in summaries:
-        if summary.suppressions:
-            found[relpath(summary.path)] = summary.suppressions
-    loaded = {relpath(s.path) for s in summaries}
-    for path in files.values():
-        rel = relpath(path)
-        if rel in loaded:
-            continue
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        if "syncscan:" in text:
-            items = scan_suppressions(text)
-            if items:
-                found[rel] = items
-    return found
+    return {
+        relpath(facts.path_of(module)): found.suppressions
+        for module, found in facts.all().items()
+        if found.suppressions
+    }

@@ -12,6 +12,7 @@ from syncscan.flow.modes import ModeOracle
 from syncscan.flow.quiescence import QuiescenceAnalyzer, QuiescenceResult, quiescence_functions
 from syncscan.flow.step import RootAnalysis, StepAnalyzer, StepRoot, find_roots
 from syncscan.flow.walk import Walker
+from syncscan.index.facts import FactsTable
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import PackSet
 from syncscan.project import Project
@@ -22,10 +23,12 @@ from syncscan.resolve.types import TypeOracle
 
 
 class Analysis:
-    def __init__(self, project: Project, packs: PackSet, summariser: Summariser) -> None:
+    def __init__(
+        self, project: Project, packs: PackSet, summariser: Summariser, facts: FactsTable
+    ) -> None:
         self.project = project
         self.packs = packs
-        self.program = Program(project, summariser)
+        self.program = Program(project, summariser, facts)
         self.types = TypeOracle(self.program)
         self.resolver = CallResolver(
             self.program, self.types, packs.vocabulary.names("launch_decorators"), packs.rpc

@@ -1,10 +1,12 @@
-"""The summary cache: one JSON file per (file content, syncscan version, format).
+"""The cache directory: one JSON summary per (file content, syncscan version,
+format), plus small documents (file facts, the last run's record).
 
 JSON, never pickle: a cache lives in a project directory and must not be
-able to execute code when read. Entries are written atomically (temp file +
-rename); a corrupt, truncated or foreign entry is ignored and rebuilt. Only
-summaries are cached: findings are always recomputed from them, so a change
-in a callee changes its caller's result.
+able to execute code when read. Everything is written atomically (temp file +
+rename); a corrupt, truncated or foreign entry is ignored and rebuilt.
+Findings are never cached per file: a run's findings are reused only while
+every file they were computed from is unchanged (see `syncscan.reuse`), so a
+change in a callee changes its caller's result.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from syncscan import __version__
 from syncscan.index.summary import ModuleSummary, summary_from_data, summary_to_data
 
 # Bump when ModuleSummary or the IR changes shape or meaning.
-SUMMARY_FORMAT = 3
+SUMMARY_FORMAT = 4
 
 _TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -72,13 +75,23 @@ class SummaryCache:
             self._prepare()
             entry = self._path(key)
             entry.parent.mkdir(parents=True, exist_ok=True)
-            text = json.dumps({"key": key, "summary": summary_to_data(summary)})
-            fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(tmp, entry)
+            _write_atomic(entry, {"key": key, "summary": summary_to_data(summary)})
         except OSError:
             pass  # a read-only or full cache never fails the run
+
+    def read_document(self, name: str) -> Any:
+        """A whole-cache JSON document, or None when missing or damaged."""
+        try:
+            return json.loads((self.directory / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def write_document(self, name: str, data: Any) -> None:
+        try:
+            self._prepare()
+            _write_atomic(self.directory / name, data)
+        except OSError:
+            pass  # a read-only cache costs speed, never results
 
     def _prepare(self) -> None:
         if self._ready:
@@ -91,6 +104,18 @@ class SummaryCache:
         if not ignore.exists():
             ignore.write_text("# created by syncscan\n*\n", encoding="utf-8")
         self._ready = True
+
+
+def _write_atomic(target: Path, data: Any) -> None:
+    text = json.dumps(data, separators=(",", ":"))
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _relocated(summary: ModuleSummary, path: str) -> ModuleSummary:

@@ -10,14 +10,12 @@ an f-string or a lambda argument still happen, in order).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any
 
 
 @dataclass(frozen=True)
 class Node:
-    """Base of every IR node; `kind` tags it for (de)serialisation."""
-
-    kind: ClassVar[str] = "node"
+    """Base of every IR node; `_register` gives each kind its serialised tag."""
 
 
 # --------------------------------------------------------------------------
@@ -31,20 +29,17 @@ class Expr(Node):
 
 @dataclass(frozen=True)
 class Name(Expr):
-    kind: ClassVar[str] = "name"
     id: str
 
 
 @dataclass(frozen=True)
 class Attr(Expr):
-    kind: ClassVar[str] = "attr"
     base: Expr
     attr: str
 
 
 @dataclass(frozen=True)
 class Call(Expr):
-    kind: ClassVar[str] = "call"
     func: Expr
     args: tuple[Expr, ...]
     kwargs: tuple[tuple[str, Expr], ...]
@@ -55,7 +50,6 @@ class Call(Expr):
 
 @dataclass(frozen=True)
 class Subscript(Expr):
-    kind: ClassVar[str] = "subscript"
     base: Expr
     index: Expr
     is_slice: bool
@@ -63,26 +57,22 @@ class Subscript(Expr):
 
 @dataclass(frozen=True)
 class Const(Expr):
-    kind: ClassVar[str] = "const"
     value: str | int | float | bool | None
 
 
 @dataclass(frozen=True)
 class BoolOp(Expr):
-    kind: ClassVar[str] = "boolop"
     op: str  # "and" | "or"
     values: tuple[Expr, ...]
 
 
 @dataclass(frozen=True)
 class Not(Expr):
-    kind: ClassVar[str] = "not"
     operand: Expr
 
 
 @dataclass(frozen=True)
 class Compare(Expr):
-    kind: ClassVar[str] = "compare"
     left: Expr
     ops: tuple[str, ...]
     comparators: tuple[Expr, ...]
@@ -90,7 +80,6 @@ class Compare(Expr):
 
 @dataclass(frozen=True)
 class BinOp(Expr):
-    kind: ClassVar[str] = "binop"
     op: str
     left: Expr
     right: Expr
@@ -98,7 +87,6 @@ class BinOp(Expr):
 
 @dataclass(frozen=True)
 class IfExp(Expr):
-    kind: ClassVar[str] = "ifexp"
     test: Expr
     body: Expr
     orelse: Expr
@@ -108,7 +96,6 @@ class IfExp(Expr):
 class Seq(Expr):
     """A list, tuple or set display."""
 
-    kind: ClassVar[str] = "seq"
     elts: tuple[Expr, ...]
 
 
@@ -116,21 +103,18 @@ class Seq(Expr):
 class Comp(Expr):
     """A comprehension: `elt` built once per item of `iters`."""
 
-    kind: ClassVar[str] = "comp"
     elt: Expr
     iters: tuple[Expr, ...]
 
 
 @dataclass(frozen=True)
 class NamedExpr(Expr):
-    kind: ClassVar[str] = "walrus"
     target: str
     value: Expr
 
 
 @dataclass(frozen=True)
 class Yield(Expr):
-    kind: ClassVar[str] = "yield"
     value: Expr | None
 
 
@@ -138,7 +122,6 @@ class Yield(Expr):
 class Opaque(Expr):
     """An expression syncscan does not model; its parts are still evaluated."""
 
-    kind: ClassVar[str] = "opaque"
     parts: tuple[Expr, ...]
 
 
@@ -156,7 +139,6 @@ class Stmt(Node):
 class Assign(Stmt):
     """`targets = value`, `target: annotation = value` or `target op= value`."""
 
-    kind: ClassVar[str] = "assign"
     targets: tuple[Expr, ...]
     value: Expr | None
     annotation: Expr | None = None
@@ -165,13 +147,11 @@ class Assign(Stmt):
 
 @dataclass(frozen=True)
 class Eval(Stmt):
-    kind: ClassVar[str] = "eval"
     value: Expr
 
 
 @dataclass(frozen=True)
 class If(Stmt):
-    kind: ClassVar[str] = "if"
     test: Expr
     body: tuple[Stmt, ...]
     orelse: tuple[Stmt, ...]
@@ -179,7 +159,6 @@ class If(Stmt):
 
 @dataclass(frozen=True)
 class Loop(Stmt):
-    kind: ClassVar[str] = "loop"
     target: Expr | None
     iter: Expr | None
     body: tuple[Stmt, ...]
@@ -188,21 +167,18 @@ class Loop(Stmt):
 
 @dataclass(frozen=True)
 class WithItem(Node):
-    kind: ClassVar[str] = "withitem"
     context: Expr
     target: Expr | None
 
 
 @dataclass(frozen=True)
 class With(Stmt):
-    kind: ClassVar[str] = "with"
     items: tuple[WithItem, ...]
     body: tuple[Stmt, ...]
 
 
 @dataclass(frozen=True)
 class Try(Stmt):
-    kind: ClassVar[str] = "try"
     body: tuple[Stmt, ...]
     handlers: tuple[tuple[Stmt, ...], ...]
     orelse: tuple[Stmt, ...]
@@ -211,60 +187,67 @@ class Try(Stmt):
 
 @dataclass(frozen=True)
 class Return(Stmt):
-    kind: ClassVar[str] = "return"
     value: Expr | None
 
 
 @dataclass(frozen=True)
 class Raise(Stmt):
-    kind: ClassVar[str] = "raise"
     value: Expr | None
 
 
 # --------------------------------------------------------------------------
 # Serialisation: tagged dicts, data only.
 
-_KINDS: dict[str, type[Node]] = {}
+_KINDS: list[type[Node]] = []
+_FIELD_NAMES: dict[type[Node], tuple[str, ...]] = {}
 
 
 def _register(*classes: type[Node]) -> None:
     for cls in classes:
-        _KINDS[cls.kind] = cls
+        _KINDS.append(cls)
+        _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
 
 
+# The order is the serialised tag of each kind: append new kinds at the end
+# and bump the cache's SUMMARY_FORMAT when it changes.
 _register(
     Name, Attr, Call, Subscript, Const, BoolOp, Not, Compare, BinOp, IfExp, Seq,
     Comp, NamedExpr, Yield, Opaque, Assign, Eval, If, Loop, WithItem, With, Try,
     Return, Raise,
 )  # fmt: skip
+_TAGS: dict[type[Node], int] = {cls: tag for tag, cls in enumerate(_KINDS)}
 
 
 def to_data(value: Any) -> Any:
-    """Node trees -> JSON-compatible values (lists, dicts, scalars)."""
+    """Node trees -> compact JSON-compatible values.
+
+    A node is a list whose first item is its integer tag, then its fields in
+    order; a tuple is a list that never starts with an integer (IR tuples hold
+    nodes, names and pairs, never bare numbers). Positional lists keep cache
+    entries small and fast to decode, which is most of a warm run's loading.
+    """
     if isinstance(value, Node):
-        data: dict[str, Any] = {"k": value.kind}
-        for f in fields(value):
-            data[f.name] = to_data(getattr(value, f.name))
-        return data
+        cls = type(value)
+        return [_TAGS[cls], *[to_data(getattr(value, name)) for name in _FIELD_NAMES[cls]]]
     if isinstance(value, tuple | list):
         return [to_data(v) for v in value]
     return value
 
 
-_FIELD_NAMES: dict[str, tuple[str, ...]] = {}
-
-
 def from_data(data: Any) -> Any:
     """Inverse of `to_data`; lists come back as tuples."""
-    if isinstance(data, dict):
-        kind = data["k"]
-        names = _FIELD_NAMES.get(kind)
-        if names is None:
-            names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(_KINDS[kind]))
-        return _KINDS[kind](*[from_data(data[name]) for name in names])
-    if isinstance(data, list):
-        return tuple([from_data(v) for v in data])
-    return data
+    if type(data) is not list:
+        return data
+    if data and type(data[0]) is int:
+        cls = _KINDS[data[0]]
+        node = object.__new__(cls)
+        # Frozen dataclasses refuse setattr; filling __dict__ directly builds
+        # the same object several times faster than calling __init__; a damaged
+        # entry with the wrong number of fields raises ValueError (rebuilt).
+        values = [from_data(v) for v in data[1:]]
+        node.__dict__.update(zip(_FIELD_NAMES[cls], values, strict=True))
+        return node
+    return tuple([from_data(v) for v in data])
 
 
 def dotted(expr: Expr | None) -> str | None:

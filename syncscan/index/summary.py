@@ -98,18 +98,20 @@ class ModuleSummary:
 
 
 def summary_to_data(summary: ModuleSummary) -> dict[str, Any]:
-    def fn(f: FunctionSummary) -> dict[str, Any]:
-        return {
-            "name": f.name,
-            "qualname": f.qualname,
-            "params": [[p.name, to_data(p.annotation), to_data(p.default)] for p in f.params],
-            "decorators": to_data(f.decorators),
-            "body": to_data(f.body),
-            "returns": to_data(f.returns),
-            "pos": [f.line, f.col, f.end_line],
-            "is_generator": f.is_generator,
-            "nested": [fn(n) for n in f.nested],
-        }
+    """A JSON-compatible form; functions are positional lists (compact, fast to read)."""
+
+    def fn(f: FunctionSummary) -> list[Any]:
+        return [
+            f.name,
+            f.qualname,
+            [[p.name, to_data(p.annotation), to_data(p.default)] for p in f.params],
+            to_data(f.decorators),
+            to_data(f.body),
+            to_data(f.returns),
+            [f.line, f.col, f.end_line],
+            f.is_generator,
+            [fn(n) for n in f.nested],
+        ]
 
     return {
         "module": summary.module,
@@ -118,16 +120,16 @@ def summary_to_data(summary: ModuleSummary) -> dict[str, Any]:
         "imports": [[i.name, i.target, i.line] for i in summary.imports],
         "functions": {k: fn(v) for k, v in summary.functions.items()},
         "classes": {
-            k: {
-                "name": c.name,
-                "qualname": c.qualname,
-                "bases": to_data(c.bases),
-                "decorators": to_data(c.decorators),
-                "methods": {m: fn(f) for m, f in c.methods.items()},
-                "annotations": {a: to_data(e) for a, e in c.annotations.items()},
-                "assigns": {a: to_data(e) for a, e in c.assigns.items()},
-                "line": c.line,
-            }
+            k: [
+                c.name,
+                c.qualname,
+                to_data(c.bases),
+                to_data(c.decorators),
+                {m: fn(f) for m, f in c.methods.items()},
+                {a: to_data(e) for a, e in c.annotations.items()},
+                {a: to_data(e) for a, e in c.assigns.items()},
+                c.line,
+            ]
             for k, c in summary.classes.items()
         },
         "assigns": {k: to_data(v) for k, v in summary.assigns.items()},
@@ -137,19 +139,33 @@ def summary_to_data(summary: ModuleSummary) -> dict[str, Any]:
 
 
 def summary_from_data(data: dict[str, Any]) -> ModuleSummary:
-    def fn(d: dict[str, Any]) -> FunctionSummary:
+    def fn(d: list[Any]) -> FunctionSummary:
+        name, qualname, params, decorators, body, returns, pos, is_generator, nested = d
         return FunctionSummary(
-            name=d["name"],
-            qualname=d["qualname"],
-            params=tuple(Param(n, from_data(a), from_data(v)) for n, a, v in d["params"]),
-            decorators=from_data(d["decorators"]),
-            body=from_data(d["body"]),
-            returns=from_data(d["returns"]),
-            line=d["pos"][0],
-            col=d["pos"][1],
-            end_line=d["pos"][2],
-            is_generator=d["is_generator"],
-            nested=tuple(fn(n) for n in d["nested"]),
+            name=name,
+            qualname=qualname,
+            params=tuple(Param(n, from_data(a), from_data(v)) for n, a, v in params),
+            decorators=from_data(decorators),
+            body=from_data(body),
+            returns=from_data(returns),
+            line=pos[0],
+            col=pos[1],
+            end_line=pos[2],
+            is_generator=is_generator,
+            nested=tuple(fn(n) for n in nested),
+        )
+
+    def cls(c: list[Any]) -> ClassSummary:
+        name, qualname, bases, decorators, methods, annotations, assigns, line = c
+        return ClassSummary(
+            name=name,
+            qualname=qualname,
+            bases=from_data(bases),
+            decorators=from_data(decorators),
+            methods={m: fn(f) for m, f in methods.items()},
+            annotations={a: from_data(e) for a, e in annotations.items()},
+            assigns={a: from_data(e) for a, e in assigns.items()},
+            line=line,
         )
 
     return ModuleSummary(
@@ -158,19 +174,7 @@ def summary_from_data(data: dict[str, Any]) -> ModuleSummary:
         is_package=data["is_package"],
         imports=tuple(ImportBinding(n, t, ln) for n, t, ln in data["imports"]),
         functions={k: fn(v) for k, v in data["functions"].items()},
-        classes={
-            k: ClassSummary(
-                name=c["name"],
-                qualname=c["qualname"],
-                bases=from_data(c["bases"]),
-                decorators=from_data(c["decorators"]),
-                methods={m: fn(f) for m, f in c["methods"].items()},
-                annotations={a: from_data(e) for a, e in c["annotations"].items()},
-                assigns={a: from_data(e) for a, e in c["assigns"].items()},
-                line=c["line"],
-            )
-            for k, c in data["classes"].items()
-        },
+        classes={k: cls(c) for k, c in data["classes"].items()},
         assigns={k: from_data(v) for k, v in data["assigns"].items()},
         suppressions=tuple(
             Suppression(ln, tuple(codes), reason) for ln, codes, reason in data["suppressions"]

@@ -84,10 +84,12 @@ def render(console: Console, result: RunResult, findings: list[Finding]) -> None
     if hidden:
         summary += f" ({', '.join(hidden)})"
     stats = result.stats
+    work = f"{stats['summarised']} of {stats['files']} files summarised ({stats['parsed']} parsed)"
+    if stats.get("findings_reused"):
+        work = "no input changed since the last run: findings reused"
     console.print(
         Text(
-            f"{summary} · {stats['step_roots']} step roots · {stats['summarised']} of "
-            f"{stats['files']} files summarised ({stats['parsed']} parsed) · {stats['seconds']}s",
+            f"{summary} · {stats['step_roots']} step roots · {work} · {stats['seconds']}s",
             style="bold",
         )
     )

@@ -19,7 +19,7 @@ from syncscan.rules.base import Finding
 class RunResult:
     project: Project
     packs: PackSet
-    analysis: Analysis
+    analysis: Analysis | None  # None when the findings were reused (syncscan.reuse)
     findings: list[Finding]  # what is reported, after suppressions/filters/baseline
     diagnostics: list[Diagnostic]
     stats: dict[str, int | float]

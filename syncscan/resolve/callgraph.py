@@ -10,8 +10,7 @@ which is what makes it a mode predicate.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from syncscan.index import ir
 from syncscan.index.summary import FunctionSummary
@@ -19,12 +18,22 @@ from syncscan.resolve.calls import CallResolver
 from syncscan.resolve.program import Program
 from syncscan.resolve.types import Scope, _self_assignments
 
+if TYPE_CHECKING:
+    import networkx as nx
+
 _MAX_NODES = 20000
+
+
+def _new_graph() -> nx.MultiDiGraph:
+    # Imported here: a run that reuses its findings never builds a graph.
+    import networkx as nx
+
+    return nx.MultiDiGraph()
 
 
 @dataclass
 class CallGraph:
-    graph: nx.MultiDiGraph = field(default_factory=nx.MultiDiGraph)
+    graph: nx.MultiDiGraph = field(default_factory=_new_graph)
     resolved_calls: int = 0
     unresolved_calls: int = 0
     assigned_attrs: set[tuple[str, str]] = field(default_factory=set)

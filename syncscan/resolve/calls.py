@@ -55,8 +55,18 @@ class CallResolver:
         self.types = types
         self.launch_decorators = launch_decorators
         self.rpc = {row.method: row for row in rpc}
+        self._sites: dict[tuple[int, str | None, str | None], CallSite] = {}
 
     def resolve(self, call: ir.Call, scope: Scope) -> CallSite:
+        """What `call` may run, evaluated in `scope` (memoised: walks revisit sites)."""
+        function = scope.function.qualname if scope.function is not None else None
+        key = (id(call), function, scope.self_class)
+        site = self._sites.get(key)
+        if site is None or site.call is not call:
+            site = self._sites[key] = self._resolve(call, scope)
+        return site
+
+    def _resolve(self, call: ir.Call, scope: Scope) -> CallSite:
         func = call.func
         if isinstance(func, ir.Attr) and func.attr in self.rpc:
             site = self._rpc_call(call, func, self.rpc[func.attr])

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from syncscan.index.build import SummaryError
+from syncscan.index.facts import FactsTable
 from syncscan.index.ir import Expr, dotted
 from syncscan.index.summary import ClassSummary, FunctionSummary, ModuleSummary
 from syncscan.project import Project
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
-_CLASS_HEADER = re.compile(r"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)[ \t]*:", re.M)
 
 
 @dataclass(frozen=True)
@@ -47,9 +46,11 @@ class Symbol:
 class Program:
     """All summaries of a run and the questions asked across them."""
 
-    def __init__(self, project: Project, summariser: Summariser) -> None:
+    def __init__(self, project: Project, summariser: Summariser, facts: FactsTable) -> None:
         self.project = project
         self._summarise = summariser
+        self.facts = facts
+        self.headers_used = False  # whether a subclass query read every file's headers
         self._summaries: dict[str, ModuleSummary | None] = {}
         self._class_headers: (
             tuple[dict[str, list[tuple[str, str]]], dict[str, frozenset[str]]] | None
@@ -60,7 +61,6 @@ class Program:
         self._import_tables: dict[str, dict[str, str]] = {}
         self._subclass_cache: dict[str, tuple[str, ...]] = {}
         self.diagnostics: list[Diagnostic] = []
-        self.files_read = 0
         self.on_load: Callable[[str], None] | None = None  # progress reporting
 
     # ------------------------------------------------------------------ loading
@@ -78,6 +78,10 @@ class Program:
                 self.diagnostics.append(Diagnostic(self.project.relpath(path), str(exc)))
         self._summaries[module] = summary
         return summary
+
+    def requested(self) -> list[str]:
+        """Every module name whose summary the run asked for (its file inputs)."""
+        return sorted(self._summaries)
 
     def loaded(self) -> list[ModuleSummary]:
         return [s for _, s in sorted(self._summaries.items()) if s is not None]
@@ -255,21 +259,14 @@ class Program:
         return self._base_index
 
     def _headers(self) -> tuple[dict[str, list[tuple[str, str]]], dict[str, frozenset[str]]]:
-        """Class headers and defined function names per module, by a text scan."""
+        """Class headers and defined function names per module, from the file facts."""
         if self._class_headers is None:
+            self.headers_used = True
             headers: dict[str, list[tuple[str, str]]] = {}
             defs: dict[str, frozenset[str]] = {}
-            for module, path in sorted(self.project.modules.items()):
-                try:
-                    text = path.read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    continue
-                self.files_read += 1
-                if "class " not in text:
-                    continue
-                found = [(m.group(1), m.group(2)) for m in _CLASS_HEADER.finditer(text)]
-                if found:
-                    headers[module] = found
-                    defs[module] = frozenset(_DEF.findall(text))
+            for module, facts in self.facts.all().items():
+                if facts.classes:
+                    headers[module] = list(facts.classes)
+                    defs[module] = facts.defs
             self._class_headers = (headers, defs)
         return self._class_headers

@@ -1,0 +1,130 @@
+"""Reusing the last run's findings while nothing they were computed from changed.
+
+A run reads a small part of the tree, and it knows which part: the modules it
+summarised, and (when a subclass query ran) the class headers of every file.
+The record stores the findings with those inputs: the content digest of each
+summarised file, a digest of every file's class headers, and a key over
+everything else a result depends on (syncscan's version, the packs, the
+configuration, the selected rules, the module table). The next run reuses the
+findings only if every one of those inputs is unchanged, checked through the
+file facts (a stat per file, a read only where the stat differs). Any change
+to a file the analysis read (a callee, a base class, a re-export) discards the
+record and the findings are recomputed from summaries.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from syncscan import __version__
+from syncscan.index.cache import SUMMARY_FORMAT, SummaryCache
+from syncscan.index.facts import FactsTable
+from syncscan.packs import PackSet
+from syncscan.project import Project
+from syncscan.resolve.program import Diagnostic, Program
+from syncscan.rules.base import Finding, finding_from_data, finding_to_data
+
+RECORD_FORMAT = 1
+_DOCUMENT = "record.json"
+
+
+@dataclass
+class Analysed:
+    """What an analysis produced, before suppressions and filters, as plain data."""
+
+    findings: list[Finding]
+    diagnostics: list[Diagnostic]
+    notes: list[str]
+    stats: dict[str, int | float]
+    function_lines: dict[str, tuple[str, int]]  # finding function -> (file, def line)
+    reused: bool = False
+
+
+def inputs_key(project: Project, packs: PackSet, rule_codes: list[str]) -> str:
+    """Everything a result depends on besides the files' contents."""
+    data = [
+        __version__,
+        SUMMARY_FORMAT,
+        RECORD_FORMAT,
+        str(project.root),
+        _stable(project.config),
+        _stable(packs),
+        sorted(rule_codes),
+        sorted((module, str(path)) for module, path in project.modules.items()),
+    ]
+    return _digest(data)
+
+
+def load(cache: SummaryCache, key: str, facts: FactsTable) -> Analysed | None:
+    """The recorded result, if its inputs are all unchanged; else None."""
+    data = cache.read_document(_DOCUMENT)
+    if not isinstance(data, dict) or data.get("key") != key:
+        return None
+    try:
+        for module, digest in data["summarised"].items():
+            found = facts.get(module)
+            if (found.digest if found is not None else None) != digest:
+                return None
+        if data["headers"] is not None and data["headers"] != _headers_digest(facts):
+            return None
+        result = data["result"]
+        return Analysed(
+            findings=[finding_from_data(f) for f in result["findings"]],
+            diagnostics=[Diagnostic(path, message) for path, message in result["diagnostics"]],
+            notes=list(result["notes"]),
+            stats=dict(result["stats"]),
+            function_lines={k: (path, line) for k, (path, line) in result["lines"].items()},
+            reused=True,
+        )
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None  # damaged or foreign: analyse afresh
+
+
+def save(
+    cache: SummaryCache, key: str, facts: FactsTable, program: Program, analysed: Analysed
+) -> None:
+    summarised = {}
+    for module in program.requested():
+        found = facts.get(module)
+        summarised[module] = found.digest if found is not None else None
+    cache.write_document(
+        _DOCUMENT,
+        {
+            "key": key,
+            "summarised": summarised,
+            "headers": _headers_digest(facts) if program.headers_used else None,
+            "result": {
+                "findings": [finding_to_data(f) for f in analysed.findings],
+                "diagnostics": [[d.path, d.message] for d in analysed.diagnostics],
+                "notes": analysed.notes,
+                "stats": analysed.stats,
+                "lines": analysed.function_lines,
+            },
+        },
+    )
+
+
+def _headers_digest(facts: FactsTable) -> str:
+    return _digest([[module, found.headers_key()] for module, found in sorted(facts.all().items())])
+
+
+def _digest(data: Any) -> str:
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=list)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _stable(value: Any) -> Any:
+    """A JSON form that does not depend on set or dict iteration order."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _stable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return sorted([str(k), _stable(v)] for k, v in value.items())
+    if isinstance(value, set | frozenset):
+        return sorted(_stable(v) for v in value)
+    if isinstance(value, tuple | list):
+        return [_stable(v) for v in value]
+    return value
