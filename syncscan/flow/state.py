@@ -9,7 +9,7 @@ bounded however many branches a step has.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -58,30 +58,38 @@ class PathState:
                 return value
         return None
 
+    def but(self, **changes: object) -> PathState:
+        """A copy with `changes`: `dataclasses.replace` without its per-call
+        validation, which was a tenth of a walk (states are copied per effect)."""
+        new = object.__new__(PathState)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        return new
+
     def assume(self, predicate: str, value: bool) -> PathState:
-        return replace(self, assumptions=tuple(sorted((*self.assumptions, (predicate, value)))))
+        return self.but(assumptions=tuple(sorted((*self.assumptions, (predicate, value)))))
 
     # ------------------------------------------------------------------ effects
     def on_write(self, trace: Trace) -> PathState:
-        return replace(
-            self, write=self.write or trace, records=frozenset(), rewrote=self.write is not None
+        return self.but(
+            write=self.write or trace, records=frozenset(), rewrote=self.write is not None
         )
 
     def on_launch(self, trace: Trace) -> PathState:
         if self.write is None:
             return self
-        return replace(self, in_flight=True, reader=self.reader or trace)
+        return self.but(in_flight=True, reader=self.reader or trace)
 
     def on_wait(self, trace: Trace, event: str | None) -> PathState:
         entry = self.entry_syncs
         if self.write is None and event is not None:
             entry = entry | {event}
-        return replace(self, in_flight=False, wait=trace, entry_syncs=entry)
+        return self.but(in_flight=False, wait=trace, entry_syncs=entry)
 
     def on_record(self, event: str) -> PathState:
         if self.write is None:
             return self
-        return replace(self, records=self.records | {event})
+        return self.but(records=self.records | {event})
 
     def semaphore(self) -> str | None:
         """The event that bounds this path in the semaphore form, if any."""
@@ -93,6 +101,8 @@ class PathState:
 
 def merge(states: list[PathState]) -> list[PathState]:
     """Merge states with equal facts, keeping only the assumptions they share."""
+    if len(states) < 2:
+        return states
     groups: dict[tuple, list[PathState]] = {}
     for state in states:
         groups.setdefault(state.facts(), []).append(state)
@@ -105,7 +115,7 @@ def merge(states: list[PathState]) -> list[PathState]:
         shared = set(first.assumptions)
         for other in group[1:]:
             shared &= set(other.assumptions)
-        merged.append(replace(first, assumptions=tuple(sorted(shared))))
+        merged.append(first.but(assumptions=tuple(sorted(shared))))
     return merged
 
 
@@ -122,19 +132,26 @@ def canonical(state: PathState) -> PathState:
     return PathState(assumptions=state.assumptions, write=marker)
 
 
-def compose(before: PathState, out: PathState, step: WitnessStep) -> PathState:
+def compose(
+    before: PathState, out: PathState, step: WitnessStep, start: tuple = ()
+) -> PathState:
     """`before`, then a callee whose walk from `canonical(before)` ended in `out`.
 
     Traces made inside the callee get the call site in front; the caller's
-    assumptions come back, with whatever the callee decided added.
+    assumptions come back, with whatever the callee decided added. `start` is
+    what the callee was walked from: when it decided nothing new, the caller's
+    assumptions stand as they are.
     """
 
     def made(trace: Trace | None) -> Trace | None:
         return (step, *trace) if trace is not None else None
 
-    assumptions = dict(before.assumptions)
-    assumptions.update(out.assumptions)
-    merged = tuple(sorted(assumptions.items()))
+    if out.assumptions == start or out.assumptions == before.assumptions:
+        merged = before.assumptions
+    else:
+        assumptions = dict(before.assumptions)
+        assumptions.update(out.assumptions)
+        merged = tuple(sorted(assumptions.items()))
     wait = made(out.wait) or before.wait
     if before.write is None:
         return PathState(

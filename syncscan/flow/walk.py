@@ -548,12 +548,13 @@ class Walker:
             memo = (fall + [e.state for e in exits if not e.outer], inside)
             self._memo[key] = memo
         outs, inside = memo
+        known = start.assumptions
         if inside:
             # Completions inside the callee, seen from this caller's state.
             sink = self._completion_sink()
             for where, states in inside:
-                sink.append((where, [compose(state, s, step) for s in states]))
-        return [compose(state, out, step) for out in outs]
+                sink.append((where, [compose(state, s, step, known) for s in states]))
+        return [compose(state, out, step, known) for out in outs]
 
     def _visible(self, state: PathState, frame: Frame) -> PathState:
         prefix = f"{frame.self_path}." if frame.self_path else None
@@ -562,7 +563,7 @@ class Walker:
             for k, v in state.assumptions
             if k in self.modes.root_mode_params or (prefix is not None and k.startswith(prefix))
         )
-        return state if kept == state.assumptions else replace(state, assumptions=kept)
+        return state if kept == state.assumptions else state.but(assumptions=kept)
 
     # ------------------------------------------------------------------ witness bits
     def site_step(self, frame: Frame, call: ir.Call, note: str) -> WitnessStep:

@@ -138,15 +138,31 @@ def summary_to_data(summary: ModuleSummary) -> dict[str, Any]:
     }
 
 
+class _CachedFunction(FunctionSummary):
+    """A function read from the cache, its body decoded on first use.
+
+    A run loads whole modules but walks few of their functions, and decoding
+    bodies was most of a warm run's loading time.
+    """
+
+    @property
+    def body(self) -> tuple[Stmt, ...]:  # type: ignore[override]
+        fields = self.__dict__
+        if "_body" not in fields:
+            fields["_body"] = from_data(fields.pop("_raw_body"))
+        return fields["_body"]
+
+
 def summary_from_data(data: dict[str, Any]) -> ModuleSummary:
     def fn(d: list[Any]) -> FunctionSummary:
         name, qualname, params, decorators, body, returns, pos, is_generator, nested = d
-        return FunctionSummary(
+        function = object.__new__(_CachedFunction)
+        function.__dict__.update(
             name=name,
             qualname=qualname,
             params=tuple(Param(n, from_data(a), from_data(v)) for n, a, v in params),
             decorators=from_data(decorators),
-            body=from_data(body),
+            _raw_body=body,
             returns=from_data(returns),
             line=pos[0],
             col=pos[1],
@@ -154,6 +170,7 @@ def summary_from_data(data: dict[str, Any]) -> ModuleSummary:
             is_generator=is_generator,
             nested=tuple(fn(n) for n in nested),
         )
+        return function
 
     def cls(c: list[Any]) -> ClassSummary:
         name, qualname, bases, decorators, methods, annotations, assigns, line = c

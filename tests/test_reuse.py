@@ -1,0 +1,126 @@
+"""Findings are reused only while every input they were computed from is unchanged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import BUGGY, copy_project
+from test_cache import SHAPES, signature
+
+from syncscan.runner import RunResult, run
+
+
+def checked(project: Path, cache: Path) -> RunResult:
+    """A run as `syncscan check` makes it: findings reused where nothing changed."""
+    return run(project, cache_dir=cache, reuse_findings=True)
+
+
+@pytest.mark.parametrize("project", SHAPES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_reused_findings_match_a_fresh_analysis(project: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = checked(project, cache)
+    second = checked(project, cache)
+    assert first.stats["findings_reused"] == 0 and first.analysis is not None
+    assert second.stats["findings_reused"] == 1 and second.analysis is None
+    assert signature(first) == signature(second) == signature(run(project, use_cache=False))
+
+
+def unsummarised_file(result: RunResult) -> Path:
+    """A file of the project that the analysis never summarised."""
+    assert result.analysis is not None
+    requested = set(result.analysis.program.requested())
+    unread = sorted(set(result.project.modules) - requested)
+    assert unread, "the fixture should have a file off the step path"
+    return result.project.modules[unread[0]]
+
+
+def test_a_changed_callee_discards_the_record(tmp_path: Path) -> None:
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    assert len(checked(project, cache).findings) == 1
+    pool = project / "engine" / "pool.py"
+    pool.write_text(pool.read_text().replace("pin_memory=True", "pin_memory=False"))
+    after = checked(project, cache)
+    assert after.stats["findings_reused"] == 0
+    assert after.findings == []
+    again = checked(project, cache)
+    assert again.stats["findings_reused"] == 1 and again.findings == []
+
+
+def test_a_file_off_the_step_path_keeps_the_record_until_its_class_headers_change(
+    tmp_path: Path,
+) -> None:
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    first = checked(project, cache)
+    other = unsummarised_file(first)
+    with other.open("a", encoding="utf-8") as handle:
+        handle.write("\n\ndef helper_added_later():\n    return 1\n")
+    body_only = checked(project, cache)
+    assert body_only.stats["findings_reused"] == 1
+    assert signature(body_only) == signature(first)
+    # A subclass of the step root's class appears: the subclass query must run again.
+    with other.open("a", encoding="utf-8") as handle:
+        handle.write(
+            "\n\nfrom engine.runner import Runner\n\n\nclass LateRunner(Runner):\n"
+            "    def execute_model(self, batch):\n        return None\n"
+        )
+    header = checked(project, cache)
+    assert header.stats["findings_reused"] == 0
+    assert signature(header) == signature(run(project, use_cache=False))
+
+
+def test_a_new_file_changes_the_module_table(tmp_path: Path) -> None:
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    checked(project, cache)
+    (project / "engine" / "extra.py").write_text("X = 1\n")
+    assert checked(project, cache).stats["findings_reused"] == 0
+
+
+def test_other_packs_or_rule_selection_are_other_inputs(tmp_path: Path) -> None:
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    checked(project, cache)
+    only_sync002 = run(project, cache_dir=cache, reuse_findings=True, select=("SYNC002",))
+    assert only_sync002.stats["findings_reused"] == 0 and only_sync002.findings == []
+    pack = project / "step_pack.toml"
+    pack.write_text(pack.read_text().replace('label = "encoder-only"', 'label = "enc"'))
+    relabelled = checked(project, cache)
+    assert relabelled.stats["findings_reused"] == 0
+    assert [f.mode_label for f in relabelled.findings] == ["enc"]
+
+
+@pytest.mark.parametrize("document", ["record.json", "facts.json"])
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "wrong shape"])
+def test_damaged_documents_are_ignored(tmp_path: Path, document: str, damage: str) -> None:
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    expected = signature(checked(project, cache))
+    target = cache / document
+    text = target.read_text()
+    if damage == "truncate":
+        target.write_text(text[: len(text) // 2])
+    elif damage == "garbage":
+        target.write_bytes(b"\x80\x00not json")
+    else:
+        data = json.loads(text)
+        for value in data.values():
+            if isinstance(value, dict):
+                for key in value:
+                    value[key] = [None, "x"]
+        target.write_text(json.dumps(data))
+    again = checked(project, cache)
+    assert signature(again) == expected
+    if document == "record.json":
+        assert again.stats["findings_reused"] == 0
+    assert checked(project, cache).stats["findings_reused"] == 1
+
+
+def test_vllm_0_28_reused_findings_match(result_0_28: RunResult, vllm_0_28: Path) -> None:
+    fresh = run(vllm_0_28, reuse_findings=True)
+    reused = run(vllm_0_28, reuse_findings=True)
+    assert reused.stats["findings_reused"] == 1
+    assert signature(fresh) == signature(reused) == signature(result_0_28)
