@@ -132,9 +132,7 @@ def canonical(state: PathState) -> PathState:
     return PathState(assumptions=state.assumptions, write=marker)
 
 
-def compose(
-    before: PathState, out: PathState, step: WitnessStep, start: tuple = ()
-) -> PathState:
+def compose(before: PathState, out: PathState, step: WitnessStep, start: tuple = ()) -> PathState:
     """`before`, then a callee whose walk from `canonical(before)` ended in `out`.
 
     Traces made inside the callee get the call site in front; the caller's
