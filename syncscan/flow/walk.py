@@ -545,9 +545,12 @@ class Walker:
             finally:
                 self._active.discard(context)
                 inside = self._completion_stack.pop()
-            memo = (fall + [e.state for e in exits if not e.outer], inside)
+            # Its exits merge like any join: the caller sees outcomes, not returns.
+            memo = (merge(dedupe(fall + [e.state for e in exits if not e.outer])), inside)
             self._memo[key] = memo
         outs, inside = memo
+        if not inside and len(outs) == 1 and outs[0] == start:
+            return [state]  # the callee changed nothing this walk tracks
         known = start.assumptions
         if inside:
             # Completions inside the callee, seen from this caller's state.
