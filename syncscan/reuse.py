@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from syncscan import __version__
@@ -50,6 +51,7 @@ def inputs_key(project: Project, packs: PackSet, rule_codes: list[str]) -> str:
         __version__,
         SUMMARY_FORMAT,
         RECORD_FORMAT,
+        _engine_files(),
         str(project.root),
         _stable(project.config),
         _stable(packs),
@@ -57,6 +59,22 @@ def inputs_key(project: Project, packs: PackSet, rule_codes: list[str]) -> str:
         sorted((module, str(path)) for module, path in project.modules.items()),
     ]
     return _digest(data)
+
+
+def _engine_files() -> list[list[Any]]:
+    """syncscan's own modules and packs, by size and mtime: an edited engine
+    (a development install) must not reuse findings its old code computed."""
+    import syncscan
+    import syncscan.rules
+
+    rows = []
+    for package in (syncscan, syncscan.rules):
+        base = Path(package.__file__).parent
+        for path in sorted(base.rglob("*")):
+            if path.suffix in (".py", ".toml"):
+                stat = path.stat()
+                rows.append([str(path), stat.st_size, stat.st_mtime_ns])
+    return rows
 
 
 def load(cache: SummaryCache, key: str, facts: FactsTable) -> Analysed | None:

@@ -10,6 +10,7 @@ bounded however many branches a step has.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -140,36 +141,65 @@ def compose(before: PathState, out: PathState, step: WitnessStep, start: tuple =
     what the callee was walked from: when it decided nothing new, the caller's
     assumptions stand as they are.
     """
-
-    def made(trace: Trace | None) -> Trace | None:
-        return (step, *trace) if trace is not None else None
-
     if out.assumptions == start or out.assumptions == before.assumptions:
         merged = before.assumptions
     else:
-        assumptions = dict(before.assumptions)
-        assumptions.update(out.assumptions)
-        merged = tuple(sorted(assumptions.items()))
-    wait = made(out.wait) or before.wait
+        merged = _joined(before.assumptions, out.assumptions)
+    wait = (step, *out.wait) if out.wait is not None else before.wait
+    reader = (step, *out.reader) if out.reader is not None else None
     if before.write is None:
-        return PathState(
-            assumptions=merged,
-            write=made(out.write),
-            reader=made(out.reader),
-            in_flight=out.in_flight,
-            wait=wait,
-            entry_syncs=before.entry_syncs | out.entry_syncs,
-            records=out.records,
-            rewrote=False,
+        return _state(
+            merged,
+            (step, *out.write) if out.write is not None else None,
+            reader,
+            out.in_flight,
+            wait,
+            before.entry_syncs | out.entry_syncs,
+            out.records,
+            False,
         )
     touched = out.reader is not None or out.wait is not None
-    return PathState(
-        assumptions=merged,
-        write=before.write,
-        reader=before.reader or made(out.reader),
-        in_flight=out.in_flight if touched else before.in_flight,
-        wait=wait,
-        entry_syncs=before.entry_syncs,
-        records=out.records if out.rewrote else before.records | out.records,
-        rewrote=before.rewrote or out.rewrote,
+    return _state(
+        merged,
+        before.write,
+        before.reader or reader,
+        out.in_flight if touched else before.in_flight,
+        wait,
+        before.entry_syncs,
+        out.records if out.rewrote else before.records | out.records,
+        before.rewrote or out.rewrote,
     )
+
+
+@lru_cache(maxsize=1 << 16)
+def _joined(before: tuple, decided: tuple) -> tuple:
+    """The caller's assumptions with the callee's decisions (memoised: the same
+    few pairs recur thousands of times in one walk)."""
+    assumptions = dict(before)
+    assumptions.update(decided)
+    return tuple(sorted(assumptions.items()))
+
+
+def _state(
+    assumptions: tuple,
+    write: Trace | None,
+    reader: Trace | None,
+    in_flight: bool,
+    wait: Trace | None,
+    entry_syncs: frozenset[str],
+    records: frozenset[str],
+    rewrote: bool,
+) -> PathState:
+    """A PathState without the frozen dataclass's per-field setattr (hot path)."""
+    state = object.__new__(PathState)
+    state.__dict__.update(
+        assumptions=assumptions,
+        write=write,
+        reader=reader,
+        in_flight=in_flight,
+        wait=wait,
+        entry_syncs=entry_syncs,
+        records=records,
+        rewrote=rewrote,
+    )
+    return state
