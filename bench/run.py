@@ -55,6 +55,14 @@ def timed(command: list[str]) -> tuple[float, int]:
     return time.perf_counter() - start, usage.ru_maxrss
 
 
+def _ruff() -> str:
+    """The ruff binary installed with the test extras (next to this Python), else PATH's."""
+    found = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    if found is None:
+        raise SystemExit("bench: ruff is not installed (pip install -e '.[test]')")
+    return found
+
+
 def median(samples: list[float]) -> float:
     return statistics.median(samples)
 
@@ -72,7 +80,7 @@ def main() -> int:
         shutil.copytree(source, tree)
         cache = scratch / "cache"
         syncscan = [sys.executable, "-m", "syncscan", "check", str(tree), "--exit-zero"]
-        ruff = shutil.which("ruff") or "ruff"
+        ruff = [_ruff()]
 
         cold, cold_rss = [], []
         for _ in range(args.runs):
@@ -92,9 +100,9 @@ def main() -> int:
                 handle.write(f"\n# bench touch {run}\n")
             touched.append(timed([*syncscan, "--cache-dir", str(cache)])[0])
         ruff_runs = [
-            timed([ruff, "check", "--no-cache", "--select", "E,F", "--exit-zero", "-q", str(tree)])[
-                0
-            ]
+            timed(
+                [*ruff, "check", "--no-cache", "--select", "E,F", "--exit-zero", "-q", str(tree)]
+            )[0]
             for _ in range(args.runs)
         ]
         parse_runs = []
