@@ -7,7 +7,7 @@ is the unit of caching: serialise it with `to_data`, read it back with
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from syncscan.index.ir import Expr, Stmt, from_data, to_data
@@ -147,10 +147,18 @@ class _CachedFunction(FunctionSummary):
 
     @property
     def body(self) -> tuple[Stmt, ...]:  # type: ignore[override]
-        fields = self.__dict__
-        if "_body" not in fields:
-            fields["_body"] = from_data(fields.pop("_raw_body"))
-        return fields["_body"]
+        values = self.__dict__
+        if "_body" not in values:
+            values["_body"] = from_data(values.pop("_raw_body"))
+        return values["_body"]
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a freshly built summary of the same function."""
+        if not isinstance(other, FunctionSummary):
+            return NotImplemented
+        return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self))
+
+    __hash__ = FunctionSummary.__hash__
 
 
 def summary_from_data(data: dict[str, Any]) -> ModuleSummary:
