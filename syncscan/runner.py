@@ -168,7 +168,7 @@ def _run(
     if analysed.reused:
         result.stats.update(parsed=0, cache_hits=0)  # nothing was summarised this time
     result.stats["findings_reused"] = int(analysed.reused)
-    result.stats["read"] = facts.files_read
+    result.stats["scanned"] = facts.files_read  # files read for their facts (stat changed)
     result.stats["seconds"] = round(time.perf_counter() - started, 3)
     _filter(result, options or Options(), facts, analysed.function_lines)
     return result
