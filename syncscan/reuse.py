@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,12 +25,13 @@ from typing import Any
 from syncscan import __version__
 from syncscan.index.cache import SUMMARY_FORMAT, SummaryCache
 from syncscan.index.facts import FactsTable
+from syncscan.index.summary import ModuleSummary, summary_to_data
 from syncscan.packs import PackSet
 from syncscan.project import Project
 from syncscan.resolve.program import Diagnostic, Program
 from syncscan.rules.base import Finding, finding_from_data, finding_to_data
 
-RECORD_FORMAT = 1
+RECORD_FORMAT = 2
 _DOCUMENT = "record.json"
 
 
@@ -77,20 +79,41 @@ def _engine_files() -> list[list[Any]]:
     return rows
 
 
-def load(cache: SummaryCache, key: str, facts: FactsTable) -> Analysed | None:
-    """The recorded result, if its inputs are all unchanged; else None."""
+Resummarise = Callable[[str], ModuleSummary | None]
+
+
+def load(
+    cache: SummaryCache, key: str, facts: FactsTable, resummarise: Resummarise
+) -> Analysed | None:
+    """The recorded result, if its inputs are all unchanged; else None.
+
+    A summarised file whose bytes changed still counts as unchanged when its
+    new summary equals the one the record was computed from (a comment or a
+    blank line appended: nothing the analysis reads moved). This early cutoff
+    re-summarises only the changed files; the record is then updated to them.
+    """
     data = cache.read_document(_DOCUMENT)
     if not isinstance(data, dict) or data.get("key") != key:
         return None
     try:
-        for module, digest in data["summarised"].items():
+        summarised = data["summarised"]
+        refreshed = {}
+        for module, (digest, summary_key) in summarised.items():
             found = facts.get(module)
-            if (found.digest if found is not None else None) != digest:
+            current = found.digest if found is not None else None
+            if current == digest:
+                continue
+            if current is None or summary_key is None:
                 return None
+            before = cache.get(summary_key, str(facts.path_of(module)))
+            after = resummarise(module)
+            if before is None or after is None or summary_to_data(before) != summary_to_data(after):
+                return None
+            refreshed[module] = [current, _summary_key(cache, facts, module)]
         if data["headers"] is not None and data["headers"] != _headers_digest(facts):
             return None
         result = data["result"]
-        return Analysed(
+        analysed = Analysed(
             findings=[finding_from_data(f) for f in result["findings"]],
             diagnostics=[Diagnostic(path, message) for path, message in result["diagnostics"]],
             notes=list(result["notes"]),
@@ -100,6 +123,9 @@ def load(cache: SummaryCache, key: str, facts: FactsTable) -> Analysed | None:
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return None  # damaged or foreign: analyse afresh
+    if refreshed:
+        cache.write_document(_DOCUMENT, {**data, "summarised": {**summarised, **refreshed}})
+    return analysed
 
 
 def save(
@@ -108,7 +134,10 @@ def save(
     summarised = {}
     for module in program.requested():
         found = facts.get(module)
-        summarised[module] = found.digest if found is not None else None
+        if found is None:
+            summarised[module] = [None, None]
+        else:
+            summarised[module] = [found.digest, _summary_key(cache, facts, module)]
     cache.write_document(
         _DOCUMENT,
         {
@@ -124,6 +153,16 @@ def save(
             },
         },
     )
+
+
+def _summary_key(cache: SummaryCache, facts: FactsTable, module: str) -> str | None:
+    """The summary cache's key for the module's current file."""
+    path = facts.path_of(module)
+    try:
+        source = path.read_bytes()
+    except OSError:
+        return None
+    return cache.key(source, module, path.name == "__init__.py")
 
 
 def _headers_digest(facts: FactsTable) -> str:

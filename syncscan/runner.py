@@ -14,10 +14,12 @@ from pathlib import Path
 
 from syncscan import baseline, reuse, suppress
 from syncscan.flow.context import Analysis
+from syncscan.index.build import SummaryError
 from syncscan.index.cache import SummaryCache
 from syncscan.index.facts import FactsTable
 from syncscan.index.load import FileSummariser
 from syncscan.index.prefetch import PrefetchingSummariser
+from syncscan.index.summary import ModuleSummary
 from syncscan.packs import PackSet, load_packs
 from syncscan.project import (
     Config,
@@ -148,7 +150,7 @@ def _run(
     analysed = None
     if reuse_findings and cache is not None:
         key = reuse.inputs_key(project, packs, [rule.code for rule in rules])
-        analysed = reuse.load(cache, key, facts)
+        analysed = reuse.load(cache, key, facts, _resummariser(project, cache))
     analysis = None
     if analysed is None:
         summariser = PrefetchingSummariser(cache, jobs) if jobs > 1 else FileSummariser(cache)
@@ -172,6 +174,19 @@ def _run(
     result.stats["seconds"] = round(time.perf_counter() - started, 3)
     _filter(result, options or Options(), facts, analysed.function_lines)
     return result
+
+
+def _resummariser(project: Project, cache: SummaryCache) -> reuse.Resummarise:
+    """Summarise one changed module (for the record's early cutoff), or None."""
+    summariser = FileSummariser(cache)
+
+    def resummarise(module: str) -> ModuleSummary | None:
+        try:
+            return summariser(project, module, project.modules[module])
+        except (SummaryError, OSError, KeyError):
+            return None
+
+    return resummarise
 
 
 def _analyse(

@@ -49,6 +49,27 @@ def test_a_changed_callee_discards_the_record(tmp_path: Path) -> None:
     assert again.stats["findings_reused"] == 1 and again.findings == []
 
 
+def test_a_comment_appended_to_a_step_file_keeps_the_findings(tmp_path: Path) -> None:
+    """Early cutoff: the changed file is re-summarised; its summary is the same."""
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    first = checked(project, cache)
+    runner_file = project / "engine" / "runner.py"
+    with runner_file.open("a", encoding="utf-8") as handle:
+        handle.write("\n# touched\n")
+    touched = checked(project, cache)
+    assert touched.stats["findings_reused"] == 1
+    assert signature(touched) == signature(first)
+    # A line inserted above the step moves what the analysis reads: recomputed.
+    runner_file.write_text("# a new first line\n" + runner_file.read_text())
+    moved = checked(project, cache)
+    assert moved.stats["findings_reused"] == 0
+    assert [f.location.line for f in moved.findings] == [
+        f.location.line + 1 for f in first.findings
+    ]
+    assert signature(moved) == signature(run(project, use_cache=False))
+
+
 def test_a_file_off_the_step_path_keeps_the_record_until_its_class_headers_change(
     tmp_path: Path,
 ) -> None:
