@@ -1,17 +1,28 @@
-"""Build a ModuleSummary from one file's source with libcst.
+"""Build a ModuleSummary from one file's source with the standard library `ast`.
 
-The libcst tree lives only inside `summarise`: it is converted into the IR and
-dropped, so memory stays flat however many files a run reads.
+The index needs structure and line numbers only, which `ast` (CPython's own C
+parser) gives many times faster than a concrete syntax tree; the comments it
+drops come from tokenize, and only for files that carry markers. The tree lives
+only inside `summarise`: it is converted into the IR and dropped, so memory
+stays flat however many files a run reads.
+
+Summaries keep the shape they had when built with libcst: columns are 1-based
+and count characters (`ast` counts UTF-8 bytes), implicitly concatenated strings
+keep one part per literal, a non-decimal int keeps its source text and
+`x[(a, b)]` stays one index. Those details are read from the source bytes.
 """
 
 from __future__ import annotations
 
+import ast
+import gc
 import io
 import re
 import tokenize
-
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+import warnings
+from collections.abc import Callable, Iterator
+from functools import cached_property
+from itertools import accumulate
 
 from syncscan.index import ir
 from syncscan.index.summary import (
@@ -27,17 +38,47 @@ _SUPPRESSION = re.compile(r"#\s*syncscan:\s*ignore\[([A-Z0-9, ]+)\]\s*(.*)$")
 _SANCTIONED = re.compile(r"#\s*gpu-sync-ok:\s*(\S.*)?$")
 
 _COMPARE_OPS: dict[type, str] = {
-    cst.Equal: "==",
-    cst.NotEqual: "!=",
-    cst.Is: "is",
-    cst.IsNot: "is not",
-    cst.In: "in",
-    cst.NotIn: "not in",
-    cst.LessThan: "<",
-    cst.LessThanEqual: "<=",
-    cst.GreaterThan: ">",
-    cst.GreaterThanEqual: ">=",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
 }
+
+# Operator names as summaries spell them (`x += 1` is "AddAssign").
+_BIN_OPS: dict[type, str] = {
+    ast.Add: "Add",
+    ast.Sub: "Subtract",
+    ast.Mult: "Multiply",
+    ast.Div: "Divide",
+    ast.FloorDiv: "FloorDivide",
+    ast.Mod: "Modulo",
+    ast.Pow: "Power",
+    ast.LShift: "LeftShift",
+    ast.RShift: "RightShift",
+    ast.BitOr: "BitOr",
+    ast.BitAnd: "BitAnd",
+    ast.BitXor: "BitXor",
+    ast.MatMult: "MatrixMultiply",
+}
+_AUG_OPS: dict[type, str] = {op: f"{name}Assign" for op, name in _BIN_OPS.items()}
+
+# One string literal (prefix, quotes, body), and what may separate two of them.
+_STRING_LITERAL = re.compile(
+    rb"[A-Za-z]{0,2}(?:'''(?:[^\\]|\\.)*?'''|\"\"\"(?:[^\\]|\\.)*?\"\"\""
+    rb"|'(?:[^'\\\r\n]|\\(?:\r\n|.))*'|\"(?:[^\"\\\r\n]|\\(?:\r\n|.))*\")",
+    re.S,
+)
+_BETWEEN_TOKENS = re.compile(rb"(?:[ \t\f\r\n]|\\\r?\n|#[^\r\n]*)*")
+_CLOSING_PARENS = re.compile(rb"(?:[ \t\f\r\n)]|\\\r?\n|#[^\r\n]*)*")
+_COMMENT = re.compile(rb"#[^\r\n]*")
+_QUOTES = frozenset(b"'\"")
+_NON_DECIMAL_MARKS = frozenset((b"x", b"X", b"o", b"O", b"b", b"B"))
 
 
 class SummaryError(Exception):
@@ -45,13 +86,21 @@ class SummaryError(Exception):
 
 
 def summarise(source: str, module: str, path: str, is_package: bool) -> ModuleSummary:
+    # The parse and the build only allocate and make no cycles, so the collector
+    # is paused: its repeated scans of the young tree cost about a tenth of the
+    # time. Warnings about the analysed code (invalid escapes) are not ours to show.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        tree = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        raise SummaryError(f"does not parse: line {exc.raw_line}: {exc.message}") from exc
-    wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
-    builder = _Builder(module, is_package, wrapper.resolve(PositionProvider))
-    builder.module_body(tree.body)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            builder = _Builder(source, module, is_package)
+            builder.module_body(_parse(source).body)
+    except RecursionError as exc:
+        raise SummaryError("does not parse: nested too deeply to summarise") from exc
+    finally:
+        if collecting:
+            gc.enable()
     suppressions, sanctioned = _scan_comments(source)
     return ModuleSummary(
         module=module,
@@ -64,6 +113,20 @@ def summarise(source: str, module: str, path: str, is_package: bool) -> ModuleSu
         suppressions=suppressions,
         sanctioned_sync_lines=sanctioned,
     )
+
+
+def _parse(source: str) -> ast.Module:
+    """The tree, or SummaryError with a one-line reason."""
+    try:
+        return ast.parse(source)
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}: " if exc.lineno else ""
+        message = " ".join(str(exc.msg).split())
+        raise SummaryError(f"does not parse: {where}{message}") from exc
+    except ValueError as exc:  # null bytes (before 3.11.4) or unencodable text
+        raise SummaryError(f"does not parse: {exc}") from exc
+    except (RecursionError, MemoryError) as exc:  # the parser's depth limits
+        raise SummaryError("does not parse: nested too deeply") from exc
 
 
 def _scan_comments(source: str) -> tuple[tuple[Suppression, ...], tuple[int, ...]]:
@@ -102,11 +165,49 @@ def scan_suppressions(source: str) -> tuple[Suppression, ...]:
     return _scan_comments(source)[0]
 
 
+_Stmts = list[ir.Stmt]
+_FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+class _Source:
+    """The source as UTF-8 bytes, which is what `ast` offsets count."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.ascii = text.isascii()
+
+    @cached_property
+    def data(self) -> bytes:
+        return self.text.encode("utf-8")
+
+    @cached_property
+    def starts(self) -> list[int]:
+        """Byte offset of each line; bytes.splitlines breaks where the tokenizer does."""
+        return list(accumulate(map(len, self.data.splitlines(True)), initial=0))
+
+    def offset(self, line: int, col: int) -> int:
+        """Byte offset of an `ast` (line, col_offset)."""
+        return self.starts[line - 1] + col
+
+    def segment(self, node: ast.expr) -> bytes:
+        starts = self.starts
+        start = starts[node.lineno - 1] + node.col_offset
+        return self.data[start : starts[node.end_lineno - 1] + node.end_col_offset]
+
+    def column(self, line: int, col: int) -> int:
+        """1-based column in characters, as summaries count them (`ast` counts bytes)."""
+        if self.ascii:
+            return col + 1
+        start = self.starts[line - 1]
+        return len(self.data[start : start + col].decode("utf-8", "replace")) + 1
+
+
 class _Builder:
-    def __init__(self, module: str, is_package: bool, positions) -> None:
+    def __init__(self, source: str, module: str, is_package: bool) -> None:
         self.module = module
         self.is_package = is_package
-        self.positions = positions
+        self.source = _Source(source)
+        self._ascii = self.source.ascii
         self.imports: list[ImportBinding] = []
         self.functions: dict[str, FunctionSummary] = {}
         self.classes: dict[str, ClassSummary] = {}
@@ -115,47 +216,48 @@ class _Builder:
         self._nested_stack: list[tuple[str, list[FunctionSummary]]] = []
 
     # ------------------------------------------------------------------ positions
-    def _pos(self, node: cst.CSTNode) -> tuple[int, int, int]:
-        rng = self.positions[node]
-        return rng.start.line, rng.start.column + 1, rng.end.line
+    def _col(self, node: ast.stmt | ast.expr) -> int:
+        if self._ascii:  # the common case, kept cheap: columns are read for every statement
+            return node.col_offset + 1
+        return self.source.column(node.lineno, node.col_offset)
 
     # ------------------------------------------------------------------ module
-    def module_body(self, body) -> None:
+    def module_body(self, body: list[ast.stmt]) -> None:
         for stmt in body:
-            if isinstance(stmt, cst.FunctionDef):
-                fn = self.function(stmt, f"{self.module}.{stmt.name.value}")
+            kind = type(stmt)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                fn = self.function(stmt, f"{self.module}.{stmt.name}")
                 self.functions[fn.name] = fn
-            elif isinstance(stmt, cst.ClassDef):
-                cls = self.class_def(stmt, f"{self.module}.{stmt.name.value}")
+            elif kind is ast.ClassDef:
+                cls = self.class_def(stmt, f"{self.module}.{stmt.name}")
                 self.classes[cls.name] = cls
-            elif isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    self._module_small(small)
-            elif isinstance(stmt, cst.If | cst.Try):
+            elif kind is ast.If or kind is ast.Try:
                 # `if TYPE_CHECKING:` / `try: import x` blocks hold imports too.
                 self._module_nested_imports(stmt)
-
-    def _module_small(self, small: cst.BaseSmallStatement) -> None:
-        if isinstance(small, cst.Import | cst.ImportFrom):
-            self.import_stmt(small)
-        elif isinstance(small, cst.Assign) and small.value is not None:
-            for target in small.targets:
-                if isinstance(target.target, cst.Name):
-                    self.assigns[target.target.value] = self.expr(small.value)
-        elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-            value = small.value if small.value is not None else small.annotation.annotation
-            self.assigns[small.target.value] = self.expr(value)
-
-    def _module_nested_imports(self, node: cst.CSTNode) -> None:
-        for child in node.children:
-            if isinstance(child, cst.SimpleStatementLine):
-                for small in child.body:
-                    if isinstance(small, cst.Import | cst.ImportFrom):
-                        self.import_stmt(small)
-            elif isinstance(child, cst.FunctionDef | cst.ClassDef):
-                continue
             else:
-                self._module_nested_imports(child)
+                self._module_small(stmt)
+
+    def _module_small(self, stmt: ast.stmt) -> None:
+        kind = type(stmt)
+        if kind is ast.Import or kind is ast.ImportFrom:
+            self.import_stmt(stmt)
+        elif kind is ast.Assign:
+            for target in stmt.targets:
+                if type(target) is ast.Name:
+                    self.assigns[target.id] = self.expr(stmt.value)
+        elif kind is ast.AnnAssign and type(stmt.target) is ast.Name:
+            value = stmt.value if stmt.value is not None else stmt.annotation
+            self.assigns[stmt.target.id] = self.expr(value)
+
+    def _module_nested_imports(self, stmt: ast.stmt) -> None:
+        """Imports anywhere under `stmt` but outside defs: they bind module names."""
+        for block in _child_blocks(stmt):
+            for child in block:
+                kind = type(child)
+                if kind is ast.Import or kind is ast.ImportFrom:
+                    self.import_stmt(child)
+                elif kind is not ast.ClassDef and kind not in _FUNCTION_DEFS:
+                    self._module_nested_imports(child)
 
     # ------------------------------------------------------------------ imports
     def _absolute(self, relative: int, name: str | None) -> str:
@@ -169,335 +271,511 @@ class _Builder:
             return f"{base}.{name}" if base else name
         return base
 
-    def import_stmt(self, node: cst.Import | cst.ImportFrom) -> None:
-        line = self._pos(node)[0]
-        if isinstance(node, cst.Import):
+    def import_stmt(self, node: ast.Import | ast.ImportFrom) -> None:
+        line = node.lineno
+        if type(node) is ast.Import:
             for alias in node.names:
-                full = _dotted_cst(alias.name)
-                if full is None:
-                    continue
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    self.imports.append(ImportBinding(alias.asname.name.value, full, line))
+                if alias.asname is not None:
+                    self.imports.append(ImportBinding(alias.asname, alias.name, line))
                 else:
-                    head = full.split(".")[0]
+                    head = alias.name.split(".")[0]
                     self.imports.append(ImportBinding(head, head, line))
             return
-        relative = len(node.relative)
-        module = _dotted_cst(node.module) if node.module is not None else None
+        relative = node.level
+        module = node.module
         base = self._absolute(relative, module) if relative else (module or "")
-        if isinstance(node.names, cst.ImportStar):
+        if node.names[0].name == "*":
             self.imports.append(ImportBinding("*", base, line))
             return
         for alias in node.names:
-            name = _dotted_cst(alias.name)
-            if name is None:
-                continue
-            bound = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                bound = alias.asname.name.value
+            name = alias.name
+            bound = alias.asname if alias.asname is not None else name
             target = f"{base}.{name}" if base else name
             self.imports.append(ImportBinding(bound, target, line))
 
     # ------------------------------------------------------------------ defs
-    def class_def(self, node: cst.ClassDef, qualname: str) -> ClassSummary:
+    def class_def(self, node: ast.ClassDef, qualname: str) -> ClassSummary:
         methods: dict[str, FunctionSummary] = {}
         annotations: dict[str, ir.Expr] = {}
         assigns: dict[str, ir.Expr] = {}
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        for stmt in body:
-            if isinstance(stmt, cst.FunctionDef):
-                fn = self.function(stmt, f"{qualname}.{stmt.name.value}")
+        for stmt in node.body:
+            kind = type(stmt)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                fn = self.function(stmt, f"{qualname}.{stmt.name}")
                 methods[fn.name] = fn
-            elif isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                        annotations[small.target.value] = self.expr(small.annotation.annotation)
-                        if small.value is not None:
-                            assigns[small.target.value] = self.expr(small.value)
-                    elif isinstance(small, cst.Assign):
-                        for target in small.targets:
-                            if isinstance(target.target, cst.Name):
-                                assigns[target.target.value] = self.expr(small.value)
+            elif kind is ast.AnnAssign:
+                if type(stmt.target) is ast.Name:
+                    annotations[stmt.target.id] = self.expr(stmt.annotation)
+                    if stmt.value is not None:
+                        assigns[stmt.target.id] = self.expr(stmt.value)
+            elif kind is ast.Assign:
+                for target in stmt.targets:
+                    if type(target) is ast.Name:
+                        assigns[target.id] = self.expr(stmt.value)
         return ClassSummary(
-            name=node.name.value,
+            name=node.name,
             qualname=qualname,
-            bases=tuple(self.expr(arg.value) for arg in node.bases),
-            decorators=tuple(self.expr(d.decorator) for d in node.decorators),
+            bases=tuple(self._unstarred(base) for base in node.bases),
+            decorators=tuple(self.expr(d) for d in node.decorator_list),
             methods=methods,
             annotations=annotations,
             assigns=assigns,
-            line=self._pos(node)[0],
+            line=node.lineno,
         )
 
-    def function(self, node: cst.FunctionDef, qualname: str) -> FunctionSummary:
-        params: list[Param] = []
-        p = node.params
-        for param in (*p.posonly_params, *p.params, *p.kwonly_params):
-            params.append(
-                Param(
-                    param.name.value,
-                    self.expr(param.annotation.annotation) if param.annotation else None,
-                    self.expr(param.default) if param.default is not None else None,
-                )
-            )
+    def function(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str
+    ) -> FunctionSummary:
+        params = self._params(node.args)
         self._generator_stack.append(False)
         self._nested_stack.append((qualname, []))
         body = self.block(node.body)
         is_generator = self._generator_stack.pop()
         _, nested = self._nested_stack.pop()
-        line, col, end_line = self._pos(node)
         return FunctionSummary(
-            name=node.name.value,
+            name=node.name,
             qualname=qualname,
-            params=tuple(params),
-            decorators=tuple(self.expr(d.decorator) for d in node.decorators),
+            params=params,
+            decorators=tuple(self.expr(d) for d in node.decorator_list),
             body=body,
-            returns=self.expr(node.returns.annotation) if node.returns else None,
-            line=line,
-            col=col,
-            end_line=end_line,
+            returns=self.expr(node.returns) if node.returns is not None else None,
+            line=node.lineno,
+            col=self._col(node),
+            end_line=node.end_lineno,
             is_generator=is_generator,
             nested=tuple(nested),
         )
 
+    def _params(self, args: ast.arguments) -> tuple[Param, ...]:
+        """Named parameters in order (not *args / **kwargs), with their defaults."""
+        positional = [*args.posonlyargs, *args.args]
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
+        defaults += args.defaults
+        params: list[Param] = []
+        for arg, default in zip(
+            [*positional, *args.kwonlyargs], [*defaults, *args.kw_defaults], strict=True
+        ):
+            params.append(
+                Param(
+                    arg.arg,
+                    self.expr(arg.annotation) if arg.annotation is not None else None,
+                    self.expr(default) if default is not None else None,
+                )
+            )
+        return tuple(params)
+
     # ------------------------------------------------------------------ statements
-    def block(self, node) -> tuple[ir.Stmt, ...]:
-        if isinstance(node, cst.SimpleStatementSuite):
-            out: list[ir.Stmt] = []
-            for small in node.body:
-                out.extend(self.small(small))
-            return tuple(out)
-        stmts: list[ir.Stmt] = []
-        for stmt in node.body:
-            stmts.extend(self.statement(stmt))
-        return tuple(stmts)
+    def block(self, body: list[ast.stmt]) -> tuple[ir.Stmt, ...]:
+        """IR of a statement list; statements the analysis does not model add nothing."""
+        out: _Stmts = []
+        handlers = self._STATEMENTS
+        for stmt in body:
+            handler = handlers.get(type(stmt))
+            if handler is not None:
+                handler(self, stmt, out)
+        return tuple(out)
 
-    def statement(self, node: cst.BaseStatement) -> list[ir.Stmt]:
-        line, col, _ = self._pos(node)
-        if isinstance(node, cst.SimpleStatementLine):
-            out: list[ir.Stmt] = []
-            for small in node.body:
-                out.extend(self.small(small))
-            return out
-        if isinstance(node, cst.If):
-            return [self.if_stmt(node)]
-        if isinstance(node, cst.For):
-            return [
-                ir.Loop(
-                    line,
-                    col,
-                    self.expr(node.target),
-                    self.expr(node.iter),
-                    self.block(node.body),
-                    self.block(node.orelse.body) if node.orelse else (),
-                )
-            ]
-        if isinstance(node, cst.While):
-            return [
-                ir.Loop(
-                    line,
-                    col,
-                    None,
-                    self.expr(node.test),
-                    self.block(node.body),
-                    self.block(node.orelse.body) if node.orelse else (),
-                )
-            ]
-        if isinstance(node, cst.With):
-            items = tuple(
-                ir.WithItem(
-                    self.expr(item.item),
-                    self.expr(item.asname.name) if item.asname else None,
-                )
-                for item in node.items
+    def _eval(self, node: ast.Expr, out: _Stmts) -> None:
+        out.append(ir.Eval(node.lineno, self._col(node), self.expr(node.value)))
+
+    def _assign(self, node: ast.Assign, out: _Stmts) -> None:
+        targets = tuple(self.expr(t) for t in node.targets)
+        out.append(ir.Assign(node.lineno, self._col(node), targets, self.expr(node.value)))
+
+    def _ann_assign(self, node: ast.AnnAssign, out: _Stmts) -> None:
+        value = self.expr(node.value) if node.value is not None else None
+        target = (self.expr(node.target),)
+        annotation = self.expr(node.annotation)
+        out.append(ir.Assign(node.lineno, self._col(node), target, value, annotation))
+
+    def _aug_assign(self, node: ast.AugAssign, out: _Stmts) -> None:
+        target = (self.expr(node.target),)
+        value = self.expr(node.value)
+        op = _AUG_OPS[type(node.op)]
+        out.append(ir.Assign(node.lineno, self._col(node), target, value, None, op))
+
+    def _return(self, node: ast.Return, out: _Stmts) -> None:
+        value = self.expr(node.value) if node.value is not None else None
+        out.append(ir.Return(node.lineno, self._col(node), value))
+
+    def _raise(self, node: ast.Raise, out: _Stmts) -> None:
+        value = self.expr(node.exc) if node.exc is not None else None
+        out.append(ir.Raise(node.lineno, self._col(node), value))
+
+    def _assert(self, node: ast.Assert, out: _Stmts) -> None:
+        out.append(ir.Eval(node.lineno, self._col(node), self.expr(node.test)))
+
+    def _import(self, node: ast.Import | ast.ImportFrom, out: _Stmts) -> None:
+        # Imports inside functions bind names like module-level ones.
+        self.import_stmt(node)
+
+    def _if(self, node: ast.If, out: _Stmts) -> None:
+        # The else branch first: the order imports and nested defs have always had.
+        orelse = self.block(node.orelse)
+        test = self.expr(node.test)
+        body = self.block(node.body)
+        out.append(ir.If(node.lineno, self._col(node), test, body, orelse))
+
+    def _for(self, node: ast.For | ast.AsyncFor, out: _Stmts) -> None:
+        target = self.expr(node.target)
+        iterable = self.expr(node.iter)
+        body = self.block(node.body)
+        orelse = self.block(node.orelse)
+        out.append(ir.Loop(node.lineno, self._col(node), target, iterable, body, orelse))
+
+    def _while(self, node: ast.While, out: _Stmts) -> None:
+        test = self.expr(node.test)
+        body = self.block(node.body)
+        orelse = self.block(node.orelse)
+        out.append(ir.Loop(node.lineno, self._col(node), None, test, body, orelse))
+
+    def _with(self, node: ast.With | ast.AsyncWith, out: _Stmts) -> None:
+        items = tuple(
+            ir.WithItem(
+                self.expr(item.context_expr),
+                self.expr(item.optional_vars) if item.optional_vars is not None else None,
             )
-            return [ir.With(line, col, items, self.block(node.body))]
-        if isinstance(node, cst.Try | cst.TryStar):
-            return [
-                ir.Try(
-                    line,
-                    col,
-                    self.block(node.body),
-                    tuple(self.block(h.body) for h in node.handlers),
-                    self.block(node.orelse.body) if node.orelse else (),
-                    self.block(node.finalbody.body) if node.finalbody else (),
-                )
-            ]
-        if isinstance(node, cst.Match):
-            # Each case is one alternative; the subject is evaluated first.
-            stmts: list[ir.Stmt] = [ir.Eval(line, col, self.expr(node.subject))]
-            orelse: tuple[ir.Stmt, ...] = ()
-            for case in reversed(node.cases):
-                orelse = (ir.If(line, col, ir.Opaque(()), self.block(case.body), orelse),)
-            return stmts + list(orelse)
-        if isinstance(node, cst.FunctionDef) and self._nested_stack:
-            # Not executed in place; kept for callbacks that run later.
-            outer, nested = self._nested_stack[-1]
-            nested.append(self.function(node, f"{outer}.<locals>.{node.name.value}"))
-        return []
+            for item in node.items
+        )
+        out.append(ir.With(node.lineno, self._col(node), items, self.block(node.body)))
 
-    def if_stmt(self, node: cst.If) -> ir.If:
-        line, col, _ = self._pos(node)
-        orelse: tuple[ir.Stmt, ...] = ()
-        if isinstance(node.orelse, cst.If):
-            orelse = (self.if_stmt(node.orelse),)
-        elif isinstance(node.orelse, cst.Else):
-            orelse = self.block(node.orelse.body)
-        return ir.If(line, col, self.expr(node.test), self.block(node.body), orelse)
-
-    def small(self, node: cst.BaseSmallStatement) -> list[ir.Stmt]:
-        line, col, _ = self._pos(node)
-        if isinstance(node, cst.Expr):
-            return [ir.Eval(line, col, self.expr(node.value))]
-        if isinstance(node, cst.Assign):
-            targets = tuple(self.expr(t.target) for t in node.targets)
-            return [ir.Assign(line, col, targets, self.expr(node.value))]
-        if isinstance(node, cst.AnnAssign):
-            value = self.expr(node.value) if node.value is not None else None
-            return [
-                ir.Assign(
-                    line,
-                    col,
-                    (self.expr(node.target),),
-                    value,
-                    self.expr(node.annotation.annotation),
-                )
-            ]
-        if isinstance(node, cst.AugAssign):
-            op = type(node.operator).__name__
-            return [
-                ir.Assign(line, col, (self.expr(node.target),), self.expr(node.value), None, op)
-            ]
-        if isinstance(node, cst.Return):
-            value = self.expr(node.value) if node.value is not None else None
-            return [ir.Return(line, col, value)]
-        if isinstance(node, cst.Raise):
-            value = self.expr(node.exc) if node.exc is not None else None
-            return [ir.Raise(line, col, value)]
-        if isinstance(node, cst.Assert):
-            return [ir.Eval(line, col, self.expr(node.test))]
-        if isinstance(node, cst.Import | cst.ImportFrom):
-            # Imports inside functions bind names like module-level ones.
-            self.import_stmt(node)
-            return []
-        return []
-
-    # ------------------------------------------------------------------ expressions
-    def expr(self, node: cst.CSTNode | None) -> ir.Expr:
-        if node is None:
-            return ir.Opaque(())
-        if isinstance(node, cst.Name):
-            if node.value in ("True", "False"):
-                return ir.Const(node.value == "True")
-            if node.value == "None":
-                return ir.Const(None)
-            return ir.Name(node.value)
-        if isinstance(node, cst.Attribute):
-            return ir.Attr(self.expr(node.value), node.attr.value)
-        if isinstance(node, cst.Call):
-            args: list[ir.Expr] = []
-            kwargs: list[tuple[str, ir.Expr]] = []
-            for arg in node.args:
-                value = self.expr(arg.value)
-                if arg.keyword is not None:
-                    kwargs.append((arg.keyword.value, value))
-                elif arg.star == "**":
-                    kwargs.append(("**", value))
-                elif arg.star == "*":
-                    args.append(ir.Opaque((value,)))
-                else:
-                    args.append(value)
-            line, col, end_line = self._pos(node)
-            return ir.Call(self.expr(node.func), tuple(args), tuple(kwargs), line, col, end_line)
-        if isinstance(node, cst.Subscript):
-            elements = node.slice
-            is_slice = any(isinstance(e.slice, cst.Slice) for e in elements)
-            parts: list[ir.Expr] = []
-            for element in elements:
-                if isinstance(element.slice, cst.Index):
-                    parts.append(self.expr(element.slice.value))
-                else:
-                    sl = element.slice
-                    parts.extend(
-                        self.expr(x) for x in (sl.lower, sl.upper, sl.step) if x is not None
-                    )
-            index = parts[0] if len(parts) == 1 and not is_slice else ir.Opaque(tuple(parts))
-            return ir.Subscript(self.expr(node.value), index, is_slice)
-        if isinstance(node, cst.Integer | cst.Float):
-            try:
-                return ir.Const(
-                    int(node.value) if isinstance(node, cst.Integer) else float(node.value)
-                )
-            except ValueError:
-                return ir.Const(node.value)
-        if isinstance(node, cst.SimpleString):
-            try:
-                return ir.Const(
-                    node.evaluated_value if isinstance(node.evaluated_value, str) else None
-                )
-            except Exception:  # noqa: BLE001 - odd literal prefixes
-                return ir.Const(None)
-        if isinstance(node, cst.BooleanOperation):
-            op = "and" if isinstance(node.operator, cst.And) else "or"
-            return ir.BoolOp(op, (self.expr(node.left), self.expr(node.right)))
-        if isinstance(node, cst.UnaryOperation):
-            if isinstance(node.operator, cst.Not):
-                return ir.Not(self.expr(node.expression))
-            return ir.Opaque((self.expr(node.expression),))
-        if isinstance(node, cst.Comparison):
-            ops = tuple(_COMPARE_OPS.get(type(c.operator), "?") for c in node.comparisons)
-            comps = tuple(self.expr(c.comparator) for c in node.comparisons)
-            return ir.Compare(self.expr(node.left), ops, comps)
-        if isinstance(node, cst.BinaryOperation):
-            return ir.BinOp(
-                type(node.operator).__name__, self.expr(node.left), self.expr(node.right)
-            )
-        if isinstance(node, cst.IfExp):
-            return ir.IfExp(self.expr(node.test), self.expr(node.body), self.expr(node.orelse))
-        if isinstance(node, cst.List | cst.Tuple | cst.Set):
-            return ir.Seq(tuple(self.expr(e.value) for e in node.elements))
-        if isinstance(node, cst.ListComp | cst.GeneratorExp | cst.SetComp):
-            iters: list[ir.Expr] = []
-            comp = node.for_in
-            while comp is not None:
-                iters.append(self.expr(comp.iter))
-                comp = comp.inner_for_in
-            return ir.Comp(self.expr(node.elt), tuple(iters))
-        if isinstance(node, cst.NamedExpr) and isinstance(node.target, cst.Name):
-            return ir.NamedExpr(node.target.value, self.expr(node.value))
-        if isinstance(node, cst.Yield):
-            if self._generator_stack:
-                self._generator_stack[-1] = True
-            value = node.value
-            if isinstance(value, cst.From):
-                value = value.item
-            return ir.Yield(self.expr(value) if value is not None else None)
-        if isinstance(node, cst.Await):
-            return self.expr(node.expression)
-        if isinstance(node, cst.Lambda):
-            return ir.Opaque(())
-        if isinstance(node, cst.StarredElement):
-            return ir.Opaque((self.expr(node.value),))
-        if isinstance(node, cst.DictComp):
-            return ir.Opaque(
-                (self.expr(node.key), self.expr(node.value), self.expr(node.for_in.iter))
-            )
-        # Anything else: keep the sub-expressions (evaluation order preserved).
-        parts = tuple(
-            self.expr(child)
-            for child in node.children
-            if isinstance(
-                child,
-                cst.BaseExpression | cst.DictElement | cst.Element | cst.FormattedStringExpression,
+    def _try(self, node: ast.Try | ast.TryStar, out: _Stmts) -> None:
+        out.append(
+            ir.Try(
+                node.lineno,
+                self._col(node),
+                self.block(node.body),
+                tuple(self.block(h.body) for h in node.handlers),
+                self.block(node.orelse),
+                self.block(node.finalbody),
             )
         )
-        return ir.Opaque(parts)
+
+    def _match(self, node: ast.Match, out: _Stmts) -> None:
+        # Each case is one alternative; the subject is evaluated first.
+        line, col = node.lineno, self._col(node)
+        out.append(ir.Eval(line, col, self.expr(node.subject)))
+        orelse: tuple[ir.Stmt, ...] = ()
+        for case in reversed(node.cases):
+            orelse = (ir.If(line, col, ir.Opaque(()), self.block(case.body), orelse),)
+        out.extend(orelse)
+
+    def _nested_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef, out: _Stmts) -> None:
+        # Not executed in place; kept for callbacks that run later.
+        outer, nested = self._nested_stack[-1]
+        nested.append(self.function(node, f"{outer}.<locals>.{node.name}"))
+
+    _STATEMENTS: dict[type, Callable[[_Builder, ast.stmt, _Stmts], None]] = {
+        ast.Expr: _eval,
+        ast.Assign: _assign,
+        ast.If: _if,
+        ast.Return: _return,
+        ast.For: _for,
+        ast.AugAssign: _aug_assign,
+        ast.AnnAssign: _ann_assign,
+        ast.With: _with,
+        ast.Raise: _raise,
+        ast.Try: _try,
+        ast.Assert: _assert,
+        ast.Import: _import,
+        ast.ImportFrom: _import,
+        ast.While: _while,
+        ast.FunctionDef: _nested_def,
+        ast.AsyncFunctionDef: _nested_def,
+        ast.AsyncFor: _for,
+        ast.AsyncWith: _with,
+        ast.TryStar: _try,
+        ast.Match: _match,
+    }
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, node: ast.expr | None) -> ir.Expr:
+        """IR of one expression (a missing one is an empty Opaque)."""
+        if node is None:
+            return ir.Opaque(())
+        return self._EXPRESSIONS[type(node)](self, node)
+
+    def _name(self, node: ast.Name) -> ir.Expr:
+        return ir.Name(node.id)
+
+    def _attribute(self, node: ast.Attribute) -> ir.Expr:
+        return ir.Attr(self.expr(node.value), node.attr)
+
+    def _call(self, node: ast.Call) -> ir.Expr:
+        args = tuple(
+            ir.Opaque((self.expr(arg.value),)) if type(arg) is ast.Starred else self.expr(arg)
+            for arg in node.args
+        )
+        kwargs = tuple(
+            (kw.arg if kw.arg is not None else "**", self.expr(kw.value)) for kw in node.keywords
+        )
+        func = self.expr(node.func)
+        return ir.Call(func, args, kwargs, node.lineno, self._col(node), node.end_lineno)
+
+    def _constant(self, node: ast.Constant) -> ir.Expr:
+        value = node.value
+        kind = type(value)
+        if kind is str or kind is bytes:
+            return self._string(node)
+        if kind is int:
+            return self._integer(node)
+        if kind is bool or kind is float or value is None:
+            return ir.Const(value)
+        return ir.Opaque(())  # complex, Ellipsis
+
+    def _integer(self, node: ast.Constant) -> ir.Expr:
+        """`0x10` stays its text, as summaries always kept it."""
+        source = self.source
+        start = source.offset(node.lineno, node.col_offset)
+        if source.data[start + 1 : start + 2] in _NON_DECIMAL_MARKS:
+            return ir.Const(source.segment(node).decode("ascii"))
+        return ir.Const(node.value)
+
+    def _subscript(self, node: ast.Subscript) -> ir.Expr:
+        """`x[i]` keeps its index; several indices or any slice become one Opaque."""
+        index = node.slice
+        if type(index) is ast.Tuple and not self._parenthesised(index):
+            elements = index.elts
+        else:
+            elements = [index]
+        is_slice = False
+        parts: list[ir.Expr] = []
+        for element in elements:
+            kind = type(element)
+            if kind is ast.Slice:
+                is_slice = True
+                parts.extend(
+                    self.expr(x)
+                    for x in (element.lower, element.upper, element.step)
+                    if x is not None
+                )
+            else:
+                parts.append(self._unstarred(element))
+        value = parts[0] if len(parts) == 1 and not is_slice else ir.Opaque(tuple(parts))
+        return ir.Subscript(self.expr(node.value), value, is_slice)
+
+    def _parenthesised(self, node: ast.Tuple) -> bool:
+        """`x[(a, b)]` (one tuple index) rather than `x[a, b]` (two indices)."""
+        if not node.elts:
+            return True
+        first = node.elts[0]
+        if first.col_offset == node.col_offset and first.lineno == node.lineno:
+            return False
+        # Parens before the first element that it does not close itself are the tuple's.
+        source = self.source
+        start = source.offset(node.lineno, node.col_offset)
+        first_start = source.offset(first.lineno, first.col_offset)
+        first_end = source.offset(first.end_lineno, first.end_col_offset)
+        opened = _COMMENT.sub(b"", source.data[start:first_start]).count(b"(")
+        after = _CLOSING_PARENS.match(source.data, first_end).group()
+        return opened > _COMMENT.sub(b"", after).count(b")")
+
+    def _bool_op(self, node: ast.BoolOp) -> ir.Expr:
+        # Summaries pair operands left to right: `a and b and c` is ((a and b) and c).
+        op = "and" if type(node.op) is ast.And else "or"
+        values = node.values
+        result = ir.BoolOp(op, (self.expr(values[0]), self.expr(values[1])))
+        for value in values[2:]:
+            result = ir.BoolOp(op, (result, self.expr(value)))
+        return result
+
+    def _unary_op(self, node: ast.UnaryOp) -> ir.Expr:
+        if type(node.op) is ast.Not:
+            return ir.Not(self.expr(node.operand))
+        return ir.Opaque((self.expr(node.operand),))
+
+    def _compare(self, node: ast.Compare) -> ir.Expr:
+        ops = tuple(_COMPARE_OPS[type(op)] for op in node.ops)
+        comparators = tuple(self.expr(c) for c in node.comparators)
+        return ir.Compare(self.expr(node.left), ops, comparators)
+
+    def _bin_op(self, node: ast.BinOp) -> ir.Expr:
+        return ir.BinOp(_BIN_OPS[type(node.op)], self.expr(node.left), self.expr(node.right))
+
+    def _if_exp(self, node: ast.IfExp) -> ir.Expr:
+        return ir.IfExp(self.expr(node.test), self.expr(node.body), self.expr(node.orelse))
+
+    def _display(self, node: ast.List | ast.Tuple | ast.Set) -> ir.Expr:
+        return ir.Seq(tuple(self._unstarred(e) for e in node.elts))
+
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp) -> ir.Expr:
+        iters = tuple(self.expr(comp.iter) for comp in node.generators)
+        return ir.Comp(self.expr(node.elt), iters)
+
+    def _dict_comp(self, node: ast.DictComp) -> ir.Expr:
+        iterable = self.expr(node.generators[0].iter)
+        return ir.Opaque((self.expr(node.key), self.expr(node.value), iterable))
+
+    def _dict(self, node: ast.Dict) -> ir.Expr:
+        # `**mapping` entries are not kept, as before.
+        return ir.Opaque(
+            tuple(
+                ir.Opaque((self.expr(key), self.expr(value)))
+                for key, value in zip(node.keys, node.values, strict=True)
+                if key is not None
+            )
+        )
+
+    def _named_expr(self, node: ast.NamedExpr) -> ir.Expr:
+        return ir.NamedExpr(node.target.id, self.expr(node.value))
+
+    def _yield(self, node: ast.Yield | ast.YieldFrom) -> ir.Expr:
+        if self._generator_stack:
+            self._generator_stack[-1] = True
+        return ir.Yield(self.expr(node.value) if node.value is not None else None)
+
+    def _await(self, node: ast.Await) -> ir.Expr:
+        return self.expr(node.value)
+
+    def _lambda(self, node: ast.Lambda) -> ir.Expr:
+        return ir.Opaque(())
+
+    def _starred(self, node: ast.Starred) -> ir.Expr:
+        return ir.Opaque((self.expr(node.value),))
+
+    def _unstarred(self, node: ast.expr) -> ir.Expr:
+        """An element of a display, subscript or base list: `*x` is kept as `x`."""
+        return self.expr(node.value if type(node) is ast.Starred else node)
+
+    def _joined_str(self, node: ast.JoinedStr) -> ir.Expr:
+        return self._string(node)
+
+    def _slice(self, node: ast.Slice) -> ir.Expr:
+        # Subscripts take their slices apart; this only keeps any stray one evaluated.
+        bounds = (node.lower, node.upper, node.step)
+        return ir.Opaque(tuple(self.expr(x) for x in bounds if x is not None))
+
+    # ------------------------------------------------------------------ strings
+    def _string(self, node: ast.Constant | ast.JoinedStr) -> ir.Expr:
+        """One part per literal: `"a" f"{b}"` is two parts, as summaries always had it."""
+        literals = self._literals(node)
+        if literals is None:
+            return self._single_string(node)
+        parts: list[ir.Expr] = []
+        fields = (
+            [v for v in node.values if type(v) is ast.FormattedValue]
+            if type(node) is ast.JoinedStr
+            else []
+        )
+        offsets = [self.source.offset(f.value.lineno, f.value.col_offset) for f in fields]
+        placed = 0
+        for start, end, text in literals:
+            prefix = _prefix(text)
+            if b"f" not in prefix:
+                parts.append(_string_const(text, prefix))
+                continue
+            inside = [f for f, at in zip(fields, offsets, strict=True) if start <= at < end]
+            placed += len(inside)
+            parts.append(ir.Opaque(tuple(self._formatted(f) for f in inside)))
+        if placed != len(fields):  # a field outside every literal: never lose its calls
+            return self._single_string(node)
+        result = parts[-1]
+        for part in reversed(parts[:-1]):
+            result = ir.Opaque((part, result))
+        return result
+
+    def _single_string(self, node: ast.Constant | ast.JoinedStr) -> ir.Expr:
+        if type(node) is ast.JoinedStr:
+            return ir.Opaque(
+                tuple(self._formatted(v) for v in node.values if type(v) is ast.FormattedValue)
+            )
+        return ir.Const(node.value if type(node.value) is str else None)
+
+    def _formatted(self, node: ast.FormattedValue) -> ir.Expr:
+        """`{value:spec}`: the value, then any fields nested in the spec."""
+        parts = [self.expr(node.value)]
+        if node.format_spec is not None:
+            parts.extend(
+                self._formatted(v) for v in node.format_spec.values if type(v) is ast.FormattedValue
+            )
+        return ir.Opaque(tuple(parts))
+
+    def _literals(self, node: ast.expr) -> list[tuple[int, int, bytes]] | None:
+        """(start, end, text) of each literal of an implicit concatenation, else None."""
+        source = self.source
+        segment = source.segment(node)
+        match = _STRING_LITERAL.match(segment)
+        if match is None or match.end() == len(segment):
+            return None
+        base = source.offset(node.lineno, node.col_offset)
+        found: list[tuple[int, int, bytes]] = []
+        pos = 0
+        while match is not None:
+            found.append((base + pos, base + match.end(), match.group()))
+            pos = _BETWEEN_TOKENS.match(segment, match.end()).end()
+            if pos >= len(segment):
+                return found
+            match = _STRING_LITERAL.match(segment, pos)
+        return None  # not a run of literals after all: keep it whole
+
+    _EXPRESSIONS: dict[type, Callable[[_Builder, ast.expr], ir.Expr]] = {
+        ast.Name: _name,
+        ast.Attribute: _attribute,
+        ast.Call: _call,
+        ast.Constant: _constant,
+        ast.Subscript: _subscript,
+        ast.BinOp: _bin_op,
+        ast.Compare: _compare,
+        ast.Tuple: _display,
+        ast.BoolOp: _bool_op,
+        ast.UnaryOp: _unary_op,
+        ast.JoinedStr: _joined_str,
+        ast.List: _display,
+        ast.Dict: _dict,
+        ast.IfExp: _if_exp,
+        ast.Starred: _starred,
+        ast.ListComp: _comprehension,
+        ast.GeneratorExp: _comprehension,
+        ast.Await: _await,
+        ast.Lambda: _lambda,
+        ast.Set: _display,
+        ast.SetComp: _comprehension,
+        ast.DictComp: _dict_comp,
+        ast.Yield: _yield,
+        ast.YieldFrom: _yield,
+        ast.NamedExpr: _named_expr,
+        ast.Slice: _slice,
+    }
 
 
-def _dotted_cst(node: cst.CSTNode | None) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = _dotted_cst(node.value)
-        return f"{base}.{node.attr.value}" if base else None
-    return None
+def _prefix(literal: bytes) -> bytes:
+    """The prefix letters of one string literal, lower-cased (`rb`, `f`, ...)."""
+    start = 0
+    while literal[start] not in _QUOTES:
+        start += 1
+    return literal[:start].lower()
+
+
+def _string_const(literal: bytes, prefix: bytes) -> ir.Expr:
+    """The value of one plain literal; bytes are not kept."""
+    if b"b" in prefix:
+        return ir.Const(None)
+    width = 3 if literal[len(prefix) : len(prefix) + 3] in (b'"""', b"'''") else 1
+    body = literal[len(prefix) + width : len(literal) - width]
+    if b"\\" in body and b"r" not in prefix:
+        # Escapes: let Python read it (rare enough that the cost does not show).
+        try:
+            return ir.Const(ast.literal_eval(literal.decode("utf-8")))
+        except (ValueError, SyntaxError):
+            return ir.Const(None)
+    text = body.decode("utf-8")
+    if "\r" in text:  # newlines inside a literal read as \n, as Python reads them
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return ir.Const(text)
+
+
+def _child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
+    """The statement blocks directly inside a compound statement, in source order."""
+    body = getattr(stmt, "body", None)
+    if body is not None:
+        yield body
+    for handler in getattr(stmt, "handlers", ()):
+        yield handler.body
+    orelse = getattr(stmt, "orelse", None)
+    if orelse:
+        yield orelse
+    finalbody = getattr(stmt, "finalbody", None)
+    if finalbody:
+        yield finalbody
+    for case in getattr(stmt, "cases", ()):
+        yield case.body

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from syncscan import __version__
+from syncscan.index.ir import leave_nodes, node_json
 from syncscan.index.summary import ModuleSummary, summary_from_data, summary_to_data
 
 # Bump when ModuleSummary or the IR changes shape or meaning.
-SUMMARY_FORMAT = 4
+SUMMARY_FORMAT = 5
 
 _TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -75,9 +76,10 @@ class SummaryCache:
             self._prepare()
             entry = self._path(key)
             entry.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(entry, {"key": key, "summary": summary_to_data(summary)})
-        except OSError:
-            pass  # a read-only or full cache never fails the run
+            data = summary_to_data(summary, leave_nodes)
+            _write_atomic(entry, {"key": key, "summary": data})
+        except (OSError, RecursionError):
+            pass  # a read-only or full cache, or a freak nesting depth, never fails the run
 
     def read_document(self, name: str) -> Any:
         """A whole-cache JSON document, or None when missing or damaged."""
@@ -107,7 +109,7 @@ class SummaryCache:
 
 
 def _write_atomic(target: Path, data: Any) -> None:
-    text = json.dumps(data, separators=(",", ":"))
+    text = json.dumps(data, separators=(",", ":"), default=node_json)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -1,6 +1,6 @@
 """The small structured IR a function body is summarised into.
 
-Summaries never hold libcst nodes: every expression and statement here is a
+Summaries never hold parser nodes: every expression and statement here is a
 frozen dataclass of plain values, so a summary can be cached as JSON and
 compared for equality. Only what the analysis reads is kept; everything else
 collapses into `Opaque`, which still carries the sub-expressions (calls inside
@@ -232,6 +232,19 @@ def to_data(value: Any) -> Any:
     if isinstance(value, tuple | list):
         return [to_data(v) for v in value]
     return value
+
+
+def leave_nodes(value: Any) -> Any:
+    """For `summary_to_data`: keep nodes (and tuples of them) for `node_json`."""
+    return value
+
+
+def node_json(value: Any) -> list[Any]:
+    """`json.dumps` default: one node as `to_data` writes it; json encodes the rest."""
+    if not isinstance(value, Node):
+        raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+    cls = type(value)
+    return [_TAGS[cls], *[getattr(value, name) for name in _FIELD_NAMES[cls]]]
 
 
 def from_data(data: Any) -> Any:

@@ -21,8 +21,8 @@ from syncscan.index.summary import ModuleSummary, summary_from_data, summary_to_
 from syncscan.project import Project
 
 
-def _summarise_in_worker(module: str, path: str, cache_dir: str | None) -> dict | str:
-    """Runs in a worker: a summary as data, or an error message."""
+def _summarise_in_worker(module: str, path: str, cache_dir: str | None) -> dict | str | None:
+    """Runs in a worker: a summary as data, an error message, or None (redo it in place)."""
     try:
         source = read_source(Path(path))
         summary = summarise_bytes(source, module, Path(path))
@@ -31,7 +31,10 @@ def _summarise_in_worker(module: str, path: str, cache_dir: str | None) -> dict 
     if cache_dir is not None:
         cache = SummaryCache(Path(cache_dir))
         cache.put(cache.key(source, module, path.endswith("__init__.py")), summary)
-    return summary_to_data(summary)
+    try:
+        return summary_to_data(summary)
+    except RecursionError:
+        return None  # too deep to send: the main process summarises it
 
 
 def default_jobs() -> int:
@@ -55,9 +58,10 @@ class PrefetchingSummariser(FileSummariser):
             outcome = future.result()
             if isinstance(outcome, str):
                 raise SummaryError(outcome)
-            summary = summary_from_data(outcome)
-            self.prefetched += 1
-            self.parsed += 1  # parsed in a worker
+            if outcome is not None:
+                summary = summary_from_data(outcome)
+                self.prefetched += 1
+                self.parsed += 1  # parsed in a worker
         if summary is None:
             before = self.parsed
             summary = super().__call__(project, module, path)
