@@ -29,8 +29,11 @@ def _summarise_in_worker(module: str, path: str, cache_dir: str | None) -> dict 
     except SummaryError as exc:
         return str(exc)
     if cache_dir is not None:
+        # The main process reads it from the cache (json in C, bodies decoded on
+        # use), which is cheaper than unpickling it in the pool's result thread.
         cache = SummaryCache(Path(cache_dir))
         cache.put(cache.key(source, module, path.endswith("__init__.py")), summary)
+        return None
     try:
         return summary_to_data(summary)
     except RecursionError:
@@ -58,10 +61,16 @@ class PrefetchingSummariser(FileSummariser):
             outcome = future.result()
             if isinstance(outcome, str):
                 raise SummaryError(outcome)
+            self.prefetched += 1
             if outcome is not None:
                 summary = summary_from_data(outcome)
-                self.prefetched += 1
                 self.parsed += 1  # parsed in a worker
+            elif self.cache is not None:
+                hits = self.cache.hits
+                summary = super().__call__(project, module, path)  # the worker cached it
+                if self.cache.hits > hits:  # parsed this run, in a worker: not a hit
+                    self.cache.hits = hits
+                    self.parsed += 1
         if summary is None:
             before = self.parsed
             summary = super().__call__(project, module, path)
