@@ -7,7 +7,10 @@ the repository), copies it to a scratch directory, and reports medians of
 several runs of:
 
 - syncscan cold (empty cache), warm (full cache), and warm after a one-file
-  change to the step path (vllm/v1/worker/gpu/model_runner.py);
+  change to the step path (vllm/v1/worker/gpu/model_runner.py): a comment
+  appended (the issue's "touch"; the findings are reused once the file's new
+  summary proves equal) and, with no target, a function added (every finding
+  is recomputed from cached summaries);
 - syncscan's peak RSS;
 - ruff check --no-cache --select E,F (reference);
 - a single-process libcst parse of every file (reference).
@@ -99,6 +102,13 @@ def main() -> int:
             with step_file.open("a", encoding="utf-8") as handle:
                 handle.write(f"\n# bench touch {run}\n")
             touched.append(timed([*syncscan, "--cache-dir", str(cache)])[0])
+        # A change the analysis reads (a new function): the record cannot be
+        # reused, every finding is recomputed from cached summaries. No target.
+        edited = []
+        for run in range(args.runs):
+            with step_file.open("a", encoding="utf-8") as handle:
+                handle.write(f"\n\ndef _bench_edit_{run}():\n    return {run}\n")
+            edited.append(timed([*syncscan, "--cache-dir", str(cache)])[0])
         ruff_runs = [
             timed(
                 [*ruff, "check", "--no-cache", "--select", "E,F", "--exit-zero", "-q", str(tree)]
@@ -133,7 +143,8 @@ def main() -> int:
     )
     print(f"  syncscan cold            {c:8.2f} s")
     print(f"  syncscan warm            {w:8.2f} s")
-    print(f"  syncscan one-file change {t:8.2f} s")
+    print(f"  syncscan one-file change {t:8.2f} s  (a comment appended)")
+    print(f"  syncscan code edit       {median(edited):8.2f} s  (a function added; no target)")
     print(f"  syncscan peak RSS        {rss:8.0f} MiB")
     print(f"  ruff --no-cache E,F      {r:8.2f} s")
     print(f"  libcst parse-all (1 proc){p:8.2f} s")
