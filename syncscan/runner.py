@@ -149,29 +149,29 @@ def _run(
     rules = [rule for rule in all_rules() if selected(rule.code, select, ignore)]
     cache = cache_for(project, cache_dir, use_cache)
     facts = FactsTable(project.modules, cache)
+    summariser = PrefetchingSummariser(cache, jobs) if jobs > 1 else FileSummariser(cache)
     key = None
     analysed = None
-    if reuse_findings and cache is not None:
-        key = reuse.inputs_key(project, packs, [rule.code for rule in rules])
-        analysed = reuse.load(cache, key, facts, _resummariser(project, cache))
     analysis = None
-    if analysed is None:
-        summariser = PrefetchingSummariser(cache, jobs) if jobs > 1 else FileSummariser(cache)
-        try:
+    try:
+        if reuse_findings and cache is not None:
+            key = reuse.inputs_key(project, packs, [rule.code for rule in rules])
+            analysed = reuse.load(cache, key, facts, _resummariser(project, summariser))
+        if analysed is None:
             analysis = Analysis(project, packs, summariser, facts)
             analysed = _analyse(analysis, summariser, rules, progress)
-        finally:
-            if isinstance(summariser, PrefetchingSummariser):
-                summariser.close()
-        analysed.stats["cache_hits"] = cache.hits if cache else 0
-        if key is not None and cache is not None:
-            reuse.save(cache, key, facts, analysis.program, analysed)
+            analysed.stats["cache_hits"] = cache.hits if cache else 0
+            if key is not None and cache is not None:
+                reuse.save(cache, key, facts, analysis.program, analysed)
+    finally:
+        if isinstance(summariser, PrefetchingSummariser):
+            summariser.close()
     result = RunResult(
         project, packs, analysis, analysed.findings, analysed.diagnostics,
         dict(analysed.stats), list(analysed.notes),
     )  # fmt: skip
-    if analysed.reused:
-        result.stats.update(parsed=0, cache_hits=0)  # nothing was summarised this time
+    if analysed.reused:  # what this run did, not what the recorded run did
+        result.stats.update(parsed=summariser.parsed, cache_hits=0)
     result.stats["findings_reused"] = int(analysed.reused)
     result.stats["scanned"] = facts.files_read  # files read for their facts (stat changed)
     result.stats["seconds"] = round(time.perf_counter() - started, 3)
@@ -179,14 +179,13 @@ def _run(
     return result
 
 
-def _resummariser(project: Project, cache: SummaryCache) -> reuse.Resummarise:
+def _resummariser(project: Project, summariser: FileSummariser) -> reuse.Resummarise:
     """Summarise one changed module (for the record's early cutoff), or None."""
-    summariser = FileSummariser(cache)
 
     def resummarise(module: str) -> ModuleSummary | None:
         try:
             return summariser(project, module, project.modules[module])
-        except (SummaryError, OSError, KeyError):
+        except (SummaryError, KeyError):
             return None
 
     return resummarise
