@@ -16,26 +16,21 @@ from __future__ import annotations
 
 import ast
 import gc
-import io
 import re
-import tokenize
 import warnings
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from itertools import accumulate
 
 from syncscan.index import ir
+from syncscan.index.comments import sanctioned_lines
 from syncscan.index.summary import (
     ClassSummary,
     FunctionSummary,
     ImportBinding,
     ModuleSummary,
     Param,
-    Suppression,
 )
-
-_SUPPRESSION = re.compile(r"#\s*syncscan:\s*ignore\[([A-Z0-9, ]+)\]\s*(.*)$")
-_SANCTIONED = re.compile(r"#\s*gpu-sync-ok:\s*(\S.*)?$")
 
 _COMPARE_OPS: dict[type, str] = {
     ast.Eq: "==",
@@ -101,7 +96,6 @@ def summarise(source: str, module: str, path: str, is_package: bool) -> ModuleSu
     finally:
         if collecting:
             gc.enable()
-    suppressions, sanctioned = _scan_comments(source)
     return ModuleSummary(
         module=module,
         path=path,
@@ -110,8 +104,7 @@ def summarise(source: str, module: str, path: str, is_package: bool) -> ModuleSu
         functions=builder.functions,
         classes=builder.classes,
         assigns=builder.assigns,
-        suppressions=suppressions,
-        sanctioned_sync_lines=sanctioned,
+        sanctioned_sync_lines=sanctioned_lines(source),
     )
 
 
@@ -127,42 +120,6 @@ def _parse(source: str) -> ast.Module:
         raise SummaryError(f"does not parse: {exc}") from exc
     except (RecursionError, MemoryError) as exc:  # the parser's depth limits
         raise SummaryError("does not parse: nested too deeply") from exc
-
-
-def _scan_comments(source: str) -> tuple[tuple[Suppression, ...], tuple[int, ...]]:
-    """Suppression and sanctioned-sync comments, by line.
-
-    Only real comments count (tokenize), so a docstring that quotes the syntax
-    suppresses nothing; files without the markers are not tokenized at all.
-    """
-    if "syncscan:" not in source and "gpu-sync-ok" not in source:
-        return (), ()
-    suppressions: list[Suppression] = []
-    sanctioned: list[int] = []
-    for number, text in comments(source):
-        if match := _SUPPRESSION.search(text):
-            codes = tuple(c.strip() for c in match.group(1).split(",") if c.strip())
-            suppressions.append(Suppression(number, codes, match.group(2).strip()))
-        if _SANCTIONED.search(text):
-            sanctioned.append(number)
-    return tuple(suppressions), tuple(sanctioned)
-
-
-def comments(source: str) -> list[tuple[int, str]]:
-    """(line, text) of every comment token in `source`."""
-    found: list[tuple[int, str]] = []
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type == tokenize.COMMENT:
-                found.append((token.start[0], token.string))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass
-    return found
-
-
-def scan_suppressions(source: str) -> tuple[Suppression, ...]:
-    """The suppressions of a file the analysis did not need to summarise."""
-    return _scan_comments(source)[0]
 
 
 _Stmts = list[ir.Stmt]

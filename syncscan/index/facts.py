@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from syncscan import __version__
-from syncscan.index.build import scan_suppressions
 from syncscan.index.cache import SummaryCache
+from syncscan.index.comments import suppressions as scan_suppressions
 from syncscan.index.summary import Suppression
 
 FACTS_FORMAT = 1
@@ -61,7 +61,7 @@ def scan(source: bytes) -> FileFacts:
                 for m in _DEF.finditer(text)
                 if _at_line_start(text, m.start(), ("async",))
             )
-    suppressions = scan_suppressions(text) if "syncscan:" in text else ()
+    suppressions = scan_suppressions(text)
     return FileFacts(digest_of(source), classes, defs, suppressions)
 
 

@@ -94,7 +94,6 @@ class ModuleSummary:
     functions: dict[str, FunctionSummary]
     classes: dict[str, ClassSummary]
     assigns: dict[str, Expr]  # module-level `NAME = value`
-    suppressions: tuple[Suppression, ...] = field(default=())
     sanctioned_sync_lines: tuple[int, ...] = field(default=())
 
 
@@ -140,7 +139,6 @@ def summary_to_data(
             for k, c in summary.classes.items()
         },
         "assigns": {k: to_data(v) for k, v in summary.assigns.items()},
-        "suppressions": [[s.line, list(s.codes), s.reason] for s in summary.suppressions],
         "sanctioned_sync_lines": list(summary.sanctioned_sync_lines),
     }
 
@@ -208,8 +206,5 @@ def summary_from_data(data: dict[str, Any]) -> ModuleSummary:
         functions={k: fn(v) for k, v in data["functions"].items()},
         classes={k: cls(c) for k, c in data["classes"].items()},
         assigns={k: from_data(v) for k, v in data["assigns"].items()},
-        suppressions=tuple(
-            Suppression(ln, tuple(codes), reason) for ln, codes, reason in data["suppressions"]
-        ),
         sanctioned_sync_lines=tuple(data["sanctioned_sync_lines"]),
     )
