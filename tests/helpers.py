@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from syncscan.cli import main
@@ -66,3 +67,16 @@ def check_json(capsys, *args: object) -> tuple[int, dict, str]:
     out, err = capsys.readouterr()
     assert "Traceback" not in err
     return code, json.loads(out), err
+
+
+def damage(path: Path, how: str, reshape: Callable[[dict], None]) -> None:
+    """Damage a JSON cache file: cut it in half, replace it by garbage, or `reshape` its data."""
+    text = path.read_text()
+    if how == "truncate":
+        path.write_text(text[: len(text) // 2])
+    elif how == "garbage":
+        path.write_bytes(b"\x80\x00not json")
+    else:
+        data = json.loads(text)
+        reshape(data)
+        path.write_text(json.dumps(data))

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES
+from helpers import FIXTURES, damage
 
 from syncscan.runner import RunResult, run
 
@@ -45,22 +45,14 @@ def test_cache_directory_is_tagged_and_ignored(tmp_path: Path) -> None:
     assert entries and all(json.loads(e.read_text())["key"] == e.stem for e in entries)
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "foreign"])
-def test_damaged_entries_are_ignored_and_rebuilt(tmp_path: Path, damage: str) -> None:
+@pytest.mark.parametrize("how", ["truncate", "garbage", "foreign"])
+def test_damaged_entries_are_ignored_and_rebuilt(tmp_path: Path, how: str) -> None:
     project = FIXTURES / "slot_pool_mode_without_wait" / "buggy"
     cache = tmp_path / "cache"
     expected = signature(run(project, cache_dir=cache))
     entries = sorted(cache.glob("summaries/*/*.json"))
     for entry in entries:
-        text = entry.read_text()
-        if damage == "truncate":
-            entry.write_text(text[: len(text) // 2])
-        elif damage == "garbage":
-            entry.write_bytes(b"\x80\x00not json")
-        else:
-            data = json.loads(text)
-            data["key"] = "0" * 64
-            entry.write_text(json.dumps(data))
+        damage(entry, how, lambda data: data.update(key="0" * 64))
     damaged = run(project, cache_dir=cache)
     assert signature(damaged) == expected
     assert damaged.stats["parsed"] == len(entries)

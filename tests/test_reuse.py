@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from helpers import BUGGY, copy_project
+from helpers import BUGGY, copy_project, damage
 from test_cache import SHAPES, signature
 
 from syncscan.runner import RunResult, run
@@ -115,24 +114,19 @@ def test_other_packs_or_rule_selection_are_other_inputs(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("document", ["record.json", "facts.json"])
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "wrong shape"])
-def test_damaged_documents_are_ignored(tmp_path: Path, document: str, damage: str) -> None:
+@pytest.mark.parametrize("how", ["truncate", "garbage", "wrong shape"])
+def test_damaged_documents_are_ignored(tmp_path: Path, document: str, how: str) -> None:
     project = copy_project(BUGGY, tmp_path / "project")
     cache = tmp_path / "cache"
     expected = signature(checked(project, cache))
-    target = cache / document
-    text = target.read_text()
-    if damage == "truncate":
-        target.write_text(text[: len(text) // 2])
-    elif damage == "garbage":
-        target.write_bytes(b"\x80\x00not json")
-    else:
-        data = json.loads(text)
+
+    def reshape(data: dict) -> None:
         for value in data.values():
             if isinstance(value, dict):
                 for key in value:
                     value[key] = [None, "x"]
-        target.write_text(json.dumps(data))
+
+    damage(cache / document, how, reshape)
     again = checked(project, cache)
     assert signature(again) == expected
     if document == "record.json":
