@@ -25,7 +25,7 @@ from typing import Any
 from syncscan import __version__
 from syncscan.index.cache import SUMMARY_FORMAT, SummaryCache
 from syncscan.index.facts import FactsTable
-from syncscan.index.summary import ModuleSummary, summary_to_data
+from syncscan.index.summary import ModuleSummary
 from syncscan.packs import PackSet
 from syncscan.project import Project
 from syncscan.resolve.program import Diagnostic, Program
@@ -107,7 +107,7 @@ def load(
                 return None
             before = cache.get(summary_key, str(facts.path_of(module)))
             after = resummarise(module)
-            if before is None or after is None or summary_to_data(before) != summary_to_data(after):
+            if before is None or after is None or before != after:
                 return None
             refreshed[module] = [current, _summary_key(cache, facts, module)]
         if data["headers"] is not None and data["headers"] != _headers_digest(facts):

@@ -30,7 +30,7 @@ from syncscan.project import (
     load_config,
 )
 from syncscan.report.result import RunResult
-from syncscan.resolve.program import Program
+from syncscan.resolve.program import Diagnostic, Program
 from syncscan.rules import all_rules
 from syncscan.rules.base import Finding, Rule
 
@@ -167,7 +167,8 @@ def _run(
         if isinstance(summariser, PrefetchingSummariser):
             summariser.close()
     result = RunResult(
-        project, packs, analysis, analysed.findings, analysed.diagnostics,
+        project, packs, analysis, analysed.findings,
+        analysed.diagnostics + _unreadable(facts, analysed.diagnostics, project),
         dict(analysed.stats), list(analysed.notes),
     )  # fmt: skip
     if analysed.reused:  # what this run did, not what the recorded run did
@@ -177,6 +178,14 @@ def _run(
     result.stats["seconds"] = round(time.perf_counter() - started, 3)
     _filter(result, options or Options(), facts, analysed.function_lines)
     return result
+
+
+def _unreadable(facts: FactsTable, known: list[Diagnostic], project: Project) -> list[Diagnostic]:
+    """Files the text scan could not read (and no summary already reported)."""
+    reported = {d.path for d in known}
+    paths = [project.relpath(p) for p in facts.unreadable]
+    why = "cannot read: skipped by the text scan"
+    return [Diagnostic(path, why) for path in paths if path not in reported]
 
 
 def _resummariser(project: Project, summariser: FileSummariser) -> reuse.Resummarise:

@@ -109,6 +109,20 @@ def test_dangling_symlink_module_is_named_relative_to_the_root(
     assert "cannot read" in skipped["engine/gone.py"]
 
 
+def test_unreadable_module_off_the_step_path_is_named_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The class-header scan reads every file: one it cannot read is said, not skipped silently."""
+    project = copy_project(BUGGY, tmp_path / "proj")
+    (project / "engine" / "gone.py").symlink_to(tmp_path / "deleted_target.py")
+    code, data, _ = check_json(capsys, project)
+    assert code == 1
+    assert len(data["findings"]) == 1
+    skipped = diagnostics_by_path(data)
+    assert list(skipped) == ["engine/gone.py"], data["diagnostics"]
+    assert "skipped by the text scan" in skipped["engine/gone.py"]
+
+
 def test_unused_bad_module_does_not_disturb_the_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
