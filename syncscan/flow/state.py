@@ -60,12 +60,8 @@ class PathState:
         return None
 
     def but(self, **changes: object) -> PathState:
-        """A copy with `changes`: `dataclasses.replace` without its per-call
-        validation, which was a tenth of a walk (states are copied per effect)."""
-        new = object.__new__(PathState)
-        new.__dict__.update(self.__dict__)
-        new.__dict__.update(changes)
-        return new
+        """A copy with `changes` (`dataclasses.replace` without its per-call checks)."""
+        return _built({**self.__dict__, **changes})
 
     def assume(self, predicate: str, value: bool) -> PathState:
         return self.but(assumptions=tuple(sorted((*self.assumptions, (predicate, value)))))
@@ -190,16 +186,24 @@ def _state(
     records: frozenset[str],
     rewrote: bool,
 ) -> PathState:
-    """A PathState without the frozen dataclass's per-field setattr (hot path)."""
-    state = object.__new__(PathState)
-    state.__dict__.update(
-        assumptions=assumptions,
-        write=write,
-        reader=reader,
-        in_flight=in_flight,
-        wait=wait,
-        entry_syncs=entry_syncs,
-        records=records,
-        rewrote=rewrote,
+    return _built(
+        {
+            "assumptions": assumptions,
+            "write": write,
+            "reader": reader,
+            "in_flight": in_flight,
+            "wait": wait,
+            "entry_syncs": entry_syncs,
+            "records": records,
+            "rewrote": rewrote,
+        }
     )
+
+
+def _built(values: dict[str, object]) -> PathState:
+    """A PathState from its field values, without the frozen dataclass's per-field
+    setattr: states are made per effect and per call, and __init__ was a tenth
+    of a walk."""
+    state = object.__new__(PathState)
+    state.__dict__.update(values)
     return state
