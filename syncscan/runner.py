@@ -174,7 +174,8 @@ def _run(
     if analysed.reused:  # what this run did, not what the recorded run did
         result.stats.update(parsed=summariser.parsed, cache_hits=0)
     result.stats["findings_reused"] = int(analysed.reused)
-    result.stats["scanned"] = facts.files_read  # files read for their facts (stat changed)
+    # Files read from disk this run: text scans (where a stat changed) and sources.
+    result.stats["read"] = facts.files_read + summariser.files_read
     result.stats["seconds"] = round(time.perf_counter() - started, 3)
     _filter(result, options or Options(), facts, analysed.function_lines)
     return result

@@ -41,9 +41,11 @@ class FileSummariser:
     def __init__(self, cache: SummaryCache | None = None) -> None:
         self.cache = cache
         self.parsed = 0
+        self.files_read = 0
 
     def __call__(self, project: Project, module: str, path: Path) -> ModuleSummary:
         source = read_source(path)
+        self.files_read += 1
         key = None
         if self.cache is not None:
             key = self.cache.key(source, module, path.name == "__init__.py")
