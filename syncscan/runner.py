@@ -229,6 +229,7 @@ def _analyse(
         "files": len(project.modules),
         "summarised": len(program.loaded()),
         "parsed": summariser.parsed,
+        "prefetched": summariser.prefetched,
         "step_roots": len(analysis.roots),
         "quiescence_points": len(packs.quiescence),
         "call_graph_nodes": graph.graph.number_of_nodes(),

@@ -32,6 +32,15 @@ def test_findings_identical_cold_warm_and_uncached(project: Path, tmp_path: Path
     assert signature(cold) == signature(warm) == signature(uncached)
 
 
+@pytest.mark.parametrize("project", SHAPES[:4], ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_prefetching_workers_change_nothing_but_speed(project: Path, tmp_path: Path) -> None:
+    """Workers hand summaries over through the cache: each module is parsed once."""
+    prefetched = run(project, cache_dir=tmp_path / "cache", jobs=2)
+    assert prefetched.stats["parsed"] == prefetched.stats["summarised"]
+    assert prefetched.stats["cache_hits"] == 0
+    assert signature(prefetched) == signature(run(project, use_cache=False))
+
+
 def test_cache_directory_is_tagged_and_ignored(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     run(FIXTURES / "slot_pool_mode_without_wait" / "buggy", cache_dir=cache)
@@ -78,3 +87,13 @@ def test_vllm_0_28_warm_and_uncached_match(result_0_28: RunResult, vllm_0_28: Pa
     assert signature(warm) == signature(result_0_28)
     uncached = run(vllm_0_28, use_cache=False)
     assert signature(uncached) == signature(result_0_28)
+
+
+def test_vllm_0_28_cold_run_with_a_worker_matches(
+    result_0_28: RunResult, vllm_0_28: Path, tmp_path: Path
+) -> None:
+    """On a real tree the worker summarises imports ahead of need; nothing else changes."""
+    cold = run(vllm_0_28, cache_dir=tmp_path / "cache", jobs=2)
+    assert cold.stats["prefetched"] > 0
+    assert cold.stats["parsed"] == cold.stats["summarised"]
+    assert signature(cold) == signature(result_0_28)

@@ -38,6 +38,8 @@ def summarise_bytes(source: bytes, module: str, path: Path) -> ModuleSummary:
 class FileSummariser:
     """project, module, path -> ModuleSummary, reusing cached summaries."""
 
+    prefetched = 0  # summaries worker processes made ahead of need (see prefetch)
+
     def __init__(self, cache: SummaryCache | None = None) -> None:
         self.cache = cache
         self.parsed = 0
