@@ -4,8 +4,9 @@ The analysis loads modules on demand, one at a time. While it works on one,
 worker processes summarise the project modules that module imports (the next
 ones it is likely to ask for). When the analysis asks for a module a worker
 has not started, the request is cancelled and the module is summarised in
-place, so a wrong guess never makes a run wait. Workers write the cache too.
-Summaries cross the process boundary as plain data (`summary_to_data`).
+place, so a wrong guess never makes a run wait. Workers write the cache, and
+the main process reads their summaries from it; without a cache they cross the
+process boundary as plain data (`summary_to_data`).
 """
 
 from __future__ import annotations
@@ -61,15 +62,16 @@ class PrefetchingSummariser(FileSummariser):
             outcome = future.result()
             if isinstance(outcome, str):
                 raise SummaryError(outcome)
-            self.prefetched += 1
             if outcome is not None:
                 summary = summary_from_data(outcome)
+                self.prefetched += 1
                 self.parsed += 1  # parsed in a worker
             elif self.cache is not None:
                 hits = self.cache.hits
                 summary = super().__call__(project, module, path)  # the worker cached it
                 if self.cache.hits > hits:  # parsed this run, in a worker: not a hit
                     self.cache.hits = hits
+                    self.prefetched += 1
                     self.parsed += 1
         if summary is None:
             before = self.parsed
