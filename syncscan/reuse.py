@@ -7,9 +7,10 @@ summarised file, a digest of every file's class headers, and a key over
 everything else a result depends on (syncscan's version, the packs, the
 configuration, the selected rules, the module table). The next run reuses the
 findings only if every one of those inputs is unchanged, checked through the
-file facts (a stat per file, a read only where the stat differs). Any change
-to a file the analysis read (a callee, a base class, a re-export) discards the
-record and the findings are recomputed from summaries.
+file facts (a stat per file, a read only where the stat differs); a changed
+file whose new summary equals the recorded one counts as unchanged. Any change
+the analysis reads (a callee, a base class, a re-export) discards the record
+and the findings are recomputed from summaries.
 """
 
 from __future__ import annotations

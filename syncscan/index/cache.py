@@ -5,8 +5,8 @@ JSON, never pickle: a cache lives in a project directory and must not be
 able to execute code when read. Everything is written atomically (temp file +
 rename); a corrupt, truncated or foreign entry is ignored and rebuilt.
 Findings are never cached per file: a run's findings are reused only while
-every file they were computed from is unchanged (see `syncscan.reuse`), so a
-change in a callee changes its caller's result.
+every file they were computed from is unchanged or summarises identically (see
+`syncscan.reuse`), so a change in a callee changes its caller's result.
 """
 
 from __future__ import annotations
