@@ -123,6 +123,27 @@ def test_unreadable_module_off_the_step_path_is_named_once(
     assert "skipped by the text scan" in skipped["engine/gone.py"]
 
 
+def test_locals_assigned_from_each_other_in_a_condition(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`a = b; b = a; if a:` is legal code: the mode split must not recurse forever."""
+    project = copy_project(BUGGY, tmp_path / "proj")
+    runner = project / "engine" / "runner.py"
+    text = runner.read_text(encoding="utf-8")
+    runner.write_text(
+        text.replace(
+            "        if self.encoder_only:\n",
+            "        a = b\n        b = a\n        if a:\n            pass\n"
+            "        if self.encoder_only:\n",
+            1,
+        ),
+        encoding="utf-8",
+    )
+    code, data, _ = check_json(capsys, project)
+    assert code == 1
+    assert [f["code"] for f in data["findings"]] == ["SYNC001"]
+
+
 def test_unused_bad_module_does_not_disturb_the_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -94,6 +94,8 @@ class ModeOracle:
     # ------------------------------------------------------------------ atoms
     def predicate(self, expr: ir.Expr, frame: Frame, depth: int = 0):
         """(key, polarity), (correlated expr, polarity), or None for data."""
+        if depth > _MAX_DEPTH:
+            return None  # locals assigned from each other (`a = b; b = a`)
         if isinstance(expr, ir.Compare) and len(expr.ops) == 1:
             op, right = expr.ops[0], expr.comparators[0]
             if op in ("is", "is not") and isinstance(right, ir.Const) and right.value is None:

@@ -83,6 +83,8 @@ class QuiescenceAnalyzer:
                 self._function(function, self_class, spec, sites, result)
             except Incomplete as exc:
                 result.incomplete = str(exc)
+            except RecursionError:  # a shape no depth limit foresaw: say so, never crash
+                result.incomplete = "code nested too deeply to follow"
         result.sites = sorted(sites.values(), key=lambda s: (s.path, s.line))
         return result
 

@@ -87,6 +87,8 @@ class StepAnalyzer:
             finals = self._run_phases(root)
         except Incomplete as exc:
             return RootAnalysis(root, [], incomplete=str(exc))
+        except RecursionError:  # a shape no depth limit foresaw: say so, never crash
+            return RootAnalysis(root, [], incomplete="code nested too deeply to follow")
         unique: dict[tuple, tuple[PathState, tuple[ReturnInfo, ...]]] = {}
         for state, returns in finals:
             unique.setdefault((state.key(), returns), (state, returns))
