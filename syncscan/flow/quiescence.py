@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from syncscan.flow.state import PathState, Trace, WitnessStep
-from syncscan.flow.walk import Incomplete, Walker
+from syncscan.flow.walk import Incomplete, Walker, with_fall_through
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import QuiescenceSpec
 from syncscan.resolve.program import Program
@@ -112,12 +112,11 @@ class QuiescenceAnalyzer:
             return
         entry = self._entry_state(spec.busy_on_entry, spec.function)
         fall, exits, completions, cpu_barriers = self.walker.run_collecting(frame, [entry])
-        ends = [(e.ret.line, e.ret.text, e.ret.types, e.state) for e in exits]
-        ends += [(function.end_line, "None", frozenset(), s) for s in fall]
-        for line, text, types, state in ends:
-            if types & self.pending_types:
+        for end in with_fall_through(exits, fall, frame):
+            if end.ret.types & self.pending_types:
                 continue  # hands back a pending future: its set_result completes
-            self._add(sites, frame.relpath, line, function.qualname, f"returns {text}", [state])
+            kind = f"returns {end.ret.text}"
+            self._add(sites, frame.relpath, end.ret.line, function.qualname, kind, [end.state])
         # Callbacks defined here run later, when the loop has gone idle: the
         # loop may have launched work until then.
         for nested in function.nested:

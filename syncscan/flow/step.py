@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from syncscan.flow.state import DEVICE_BARRIER, PathState, WitnessStep
-from syncscan.flow.walk import Exit, Incomplete, ReturnInfo, Walker
+from syncscan.flow.walk import Incomplete, ReturnInfo, Walker, with_fall_through
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import PackSet, StepRootSpec
 from syncscan.resolve.program import Program
@@ -114,7 +114,7 @@ class StepAnalyzer:
         ]
         finals: list[tuple[PathState, tuple[ReturnInfo, ...]]] = []
         continuing: dict[ReturnInfo, list[PathState]] = {}
-        for exit_ in _as_exits(exits, fall, frame.relpath, root.function):
+        for exit_ in with_fall_through(exits, fall, frame):
             if exit_.ret.is_none and continuations:
                 continuing.setdefault(exit_.ret, []).append(exit_.state)
             else:
@@ -124,7 +124,7 @@ class StepAnalyzer:
                 cont = self.walker.frame_for(method, root.self_class, "self", (), frozenset())
                 assert cont is not None
                 c_fall, c_exits = self.walker.run(cont, states)
-                for e in _as_exits(c_exits, c_fall, cont.relpath, method):
+                for e in with_fall_through(c_exits, c_fall, cont):
                     finals.append((e.state, (ret, e.ret)))
         return finals
 
@@ -189,13 +189,6 @@ class StepAnalyzer:
                     break
         self._resolution_cache[class_qualname] = found
         return found
-
-
-def _as_exits(
-    exits: list[Exit], fall: list[PathState], relpath: str, fn: FunctionSummary
-) -> list[Exit]:
-    implicit = ReturnInfo(relpath, fn.end_line, fn.qualname, frozenset(), True, "None")
-    return list(exits) + [Exit(s, implicit) for s in fall]
 
 
 def _compatible(a: tuple[tuple[str, bool], ...], b: tuple[tuple[str, bool], ...]) -> bool:

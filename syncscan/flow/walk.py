@@ -580,6 +580,13 @@ class Walker:
         return ReturnInfo(frame.relpath, stmt.line, frame.function.qualname, types, is_none, text)
 
 
+def with_fall_through(exits: list[Exit], fall: list[PathState], frame: Frame) -> list[Exit]:
+    """A function's returns, plus its last line for the paths that fall off its end."""
+    fn = frame.function
+    implicit = ReturnInfo(frame.relpath, fn.end_line, fn.qualname, frozenset(), True, "None")
+    return [*exits, *(Exit(state, implicit) for state in fall)]
+
+
 def _describe(expr: ir.Expr | None) -> str:
     if isinstance(expr, ir.Call):
         name = ir.dotted(expr.func)

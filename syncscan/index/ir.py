@@ -275,9 +275,6 @@ def dotted(expr: Expr | None) -> str | None:
     return None
 
 
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
 def iter_calls(expr: Expr | None):
     """Every Call inside `expr`, innermost-first in evaluation order."""
     if expr is None:
@@ -290,21 +287,22 @@ def iter_calls(expr: Expr | None):
             yield from iter_calls(arg)
         yield expr
         return
-    names = _CHILD_FIELDS.get(type(expr))
-    if names is None:
-        names = _CHILD_FIELDS[type(expr)] = tuple(f.name for f in fields(expr))
-    for name in names:
+    for child in children(expr):
+        yield from iter_calls(child)
+
+
+def children(expr: Expr):
+    """The expressions directly inside `expr`, in field order (pairs included)."""
+    for name in _FIELD_NAMES[type(expr)]:
         child = getattr(expr, name)
         if isinstance(child, Expr):
-            yield from iter_calls(child)
+            yield child
         elif isinstance(child, tuple):
             for item in child:
                 if isinstance(item, Expr):
-                    yield from iter_calls(item)
+                    yield item
                 elif isinstance(item, tuple):
-                    for sub in item:
-                        if isinstance(sub, Expr):
-                            yield from iter_calls(sub)
+                    yield from (sub for sub in item if isinstance(sub, Expr))
 
 
 def child_blocks(stmt: Stmt) -> tuple[tuple[Stmt, ...], ...]:

@@ -61,19 +61,8 @@ class TypeOracle:
                 if isinstance(stmt, ir.If):
                     for node in _walrus(stmt.test):
                         values.setdefault(node.target, []).append(node.value)
-                    visit(stmt.body)
-                    visit(stmt.orelse)
-                elif isinstance(stmt, ir.Loop):
-                    visit(stmt.body)
-                    visit(stmt.orelse)
-                elif isinstance(stmt, ir.With):
-                    visit(stmt.body)
-                elif isinstance(stmt, ir.Try):
-                    visit(stmt.body)
-                    for handler in stmt.handlers:
-                        visit(handler)
-                    visit(stmt.orelse)
-                    visit(stmt.finalbody)
+                for child in ir.child_blocks(stmt):
+                    visit(child)
 
         visit(function.body)
         self._locals_cache[function.qualname] = values
@@ -302,13 +291,8 @@ def _walrus(expr: ir.Expr | None):
         return
     if isinstance(expr, ir.NamedExpr):
         yield expr
-    for value in vars(expr).values():
-        if isinstance(value, ir.Expr):
-            yield from _walrus(value)
-        elif isinstance(value, tuple):
-            for item in value:
-                if isinstance(item, ir.Expr):
-                    yield from _walrus(item)
+    for child in ir.children(expr):
+        yield from _walrus(child)
 
 
 def _self_assignments(stmts: tuple[ir.Stmt, ...]):
