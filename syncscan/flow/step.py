@@ -57,20 +57,13 @@ def find_roots(program: Program, packs: PackSet) -> tuple[list[StepRoot], list[s
         if program.find_class(spec.cls) is None:
             missing.append(f"step root class {spec.cls} (pack {spec.pack}) is not in the tree")
             continue
-        classes = [spec.cls]
-        if spec.subclasses:
-            classes += list(program.subclasses(spec.cls, spec.method))
-        for cls_name in classes:
-            cls = program.find_class(cls_name)
-            if cls is None:
-                continue
-            if cls_name != spec.cls and spec.method not in cls.methods:
-                continue  # inherits the step unchanged: analysed with its base
-            method = program.find_method(cls_name, spec.method)
-            if method is None:
-                missing.append(f"step root {cls_name}.{spec.method} does not exist")
-                continue
-            roots.append(StepRoot(method, cls_name, spec.continuation, spec))
+        # A subclass that inherits the step unchanged is analysed with its base.
+        versions = program.overrides(spec.cls, spec.method)
+        if not spec.subclasses:
+            versions = [(c, m) for c, m in versions if c == spec.cls]
+        if not versions or versions[0][0] != spec.cls:
+            missing.append(f"step root {spec.cls}.{spec.method} does not exist")
+        roots.extend(StepRoot(m, c, spec.continuation, spec) for c, m in versions)
     return roots, missing
 
 

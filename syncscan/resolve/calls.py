@@ -91,19 +91,11 @@ class CallResolver:
             name_arg = call.args[row.name_argument]
         if not (isinstance(name_arg, ir.Const) and isinstance(name_arg.value, str)):
             return None
-        callees: list[Callee] = []
-        for receiver in row.receivers:
-            if self.program.find_class(receiver) is None:
-                continue
-            for cls_name in (receiver, *self.program.subclasses(receiver, name_arg.value)):
-                cls = self.program.find_class(cls_name)
-                if cls is None:
-                    continue
-                method = cls.methods.get(name_arg.value)
-                if method is None and cls_name == receiver:
-                    method = self.program.find_method(receiver, name_arg.value)
-                if method is not None:
-                    callees.append(Callee(method, cls_name, "rpc"))
+        callees = [
+            Callee(method, cls_name, "rpc")
+            for receiver in row.receivers
+            for cls_name, method in self.program.overrides(receiver, name_arg.value)
+        ]
         unique = {c.function.qualname: c for c in callees}
         return CallSite(
             call, tuple(unique.values()), None, func.attr, func.base, frozenset(), None, None
@@ -224,13 +216,8 @@ class CallResolver:
                 if not t.startswith(("list[", "partial[")):
                     externals.append(f"{t}.{method}")
                 continue
-            found = self.program.find_method(cls_name, method)
-            if found is not None:
-                callees.append(Callee(found, cls_name, "attribute"))
-            for sub in self.program.subclasses(cls_name, method):
-                sub_cls = self.program.find_class(sub)
-                if sub_cls is not None and method in sub_cls.methods:
-                    callees.append(Callee(sub_cls.methods[method], sub, "attribute"))
+            for version_class, found in self.program.overrides(cls_name, method):
+                callees.append(Callee(found, version_class, "attribute"))
         unique = {(c.function.qualname, c.self_class): c for c in callees}
         external = externals[0] if externals and not unique else None
         return CallSite(

@@ -207,6 +207,17 @@ class Program:
                 return cls.methods[name]
         return None
 
+    def overrides(self, class_qualname: str, method: str) -> list[tuple[str, FunctionSummary]]:
+        """(class, function) for the method `class_qualname` runs (its own or
+        inherited), then for each subclass that defines its own version."""
+        found = self.find_method(class_qualname, method)
+        versions = [(class_qualname, found)] if found is not None else []
+        for sub in self.subclasses(class_qualname, method):
+            cls = self.find_class(sub)
+            if cls is not None and method in cls.methods:
+                versions.append((sub, cls.methods[method]))
+        return versions
+
     def is_subclass(self, child: str, parent: str) -> bool:
         return any(c.qualname == parent for c in self.mro(child))
 
