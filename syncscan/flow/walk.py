@@ -309,8 +309,8 @@ class Walker:
         method = self.program.find_method(class_qualname, name)
         if method is None:
             return states
-        site = CallSite(call, (Callee(method, class_qualname, "with"),), None, name, None,
-                        frozenset({class_qualname}), None, None)  # fmt: skip
+        callee = Callee(method, class_qualname, "with")
+        site = CallSite(call, (callee,), method=name, receiver_types=frozenset({class_qualname}))
         return self.inline(site, frame, states, depth)
 
     # ------------------------------------------------------------------ expressions

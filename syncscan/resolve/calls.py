@@ -9,7 +9,7 @@ dispatch rules. What it cannot resolve it says so; it never guesses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from syncscan.index import ir
 from syncscan.index.summary import FunctionSummary
@@ -29,14 +29,16 @@ class Callee:
 
 @dataclass(frozen=True)
 class CallSite:
+    """What a call may run; with only `call` given, a call nothing is known about."""
+
     call: ir.Call
-    callees: tuple[Callee, ...]
-    external: str | None  # dotted name outside the project (torch.cuda.synchronize)
-    method: str | None  # attribute called, for `obj.method(...)`
-    receiver: ir.Expr | None
-    receiver_types: frozenset[str]
-    constructs: str | None  # the class a constructor call builds
-    kernel: FunctionSummary | None  # `kernel[grid](...)` of a decorated kernel
+    callees: tuple[Callee, ...] = ()
+    external: str | None = None  # dotted name outside the project (torch.cuda.synchronize)
+    method: str | None = None  # attribute called, for `obj.method(...)`
+    receiver: ir.Expr | None = None
+    receiver_types: frozenset[str] = frozenset()
+    constructs: str | None = None  # the class a constructor call builds
+    kernel: FunctionSummary | None = None  # `kernel[grid](...)` of a decorated kernel
 
     @property
     def resolved(self) -> bool:
@@ -75,13 +77,13 @@ class CallResolver:
         if isinstance(func, ir.Subscript):
             kernel = self._function_named(func.base, scope)
             if kernel is not None and kernel.has_decorator(*self.launch_decorators):
-                return CallSite(call, (), None, None, None, frozenset(), None, kernel)
-            return CallSite(call, (), None, None, None, frozenset(), None, None)
+                return CallSite(call, kernel=kernel)
+            return CallSite(call)
         if isinstance(func, ir.Attr):
             return self._attribute_call(call, func, scope)
         if isinstance(func, ir.Name):
             return self._name_call(call, func, scope)
-        return CallSite(call, (), None, None, None, frozenset(), None, None)
+        return CallSite(call)
 
     # ------------------------------------------------------------------ helpers
     def _rpc_call(self, call: ir.Call, func: ir.Attr, row: RpcDispatch) -> CallSite | None:
@@ -97,9 +99,7 @@ class CallResolver:
             for cls_name, method in self.program.overrides(receiver, name_arg.value)
         ]
         unique = {c.function.qualname: c for c in callees}
-        return CallSite(
-            call, tuple(unique.values()), None, func.attr, func.base, frozenset(), None, None
-        )
+        return CallSite(call, tuple(unique.values()), method=func.attr, receiver=func.base)
 
     def _function_named(self, expr: ir.Expr, scope: Scope) -> FunctionSummary | None:
         target = self.program.resolve_dotted(scope.module, expr)
@@ -123,47 +123,37 @@ class CallResolver:
             for t in sorted(self.types.expr_types(func, scope)):
                 if t.startswith(("partial[", "type[")):
                     cls = t[t.index("[") + 1 : -1]
-                    return CallSite(
-                        call, self.constructor(cls), None, None, None, frozenset(), cls, None
-                    )
-            return CallSite(call, (), None, None, None, frozenset(), None, None)
+                    return CallSite(call, self.constructor(cls), constructs=cls)
+            return CallSite(call)
         if func.id == "super":
-            return CallSite(call, (), None, None, None, frozenset(), None, None)
+            return CallSite(call)
         target = self.program.resolve_local_name(scope.module, func.id)
         if target is None:
             # A builtin (len, range, isinstance...) or an unknown global.
-            return CallSite(call, (), f"builtins.{func.id}", None, None, frozenset(), None, None)
+            return CallSite(call, external=f"builtins.{func.id}")
         return self._dotted_call(call, target, scope)
 
     def _dotted_call(self, call: ir.Call, target: str, scope: Scope) -> CallSite:
         symbol = self.program.lookup(target)
         if symbol.kind == "class":
-            return CallSite(
-                call, self.constructor(symbol.qualname), None, None, None, frozenset(),
-                symbol.qualname, None,
-            )  # fmt: skip
+            return CallSite(call, self.constructor(symbol.qualname), constructs=symbol.qualname)
         if symbol.kind == "function" and symbol.function is not None:
             self_class = None
             parent = symbol.function.qualname.rsplit(".", 1)[0]
             if self.program.find_class(parent) is not None:
                 self_class = parent  # Class.method(...) called unbound / classmethod
-            return CallSite(
-                call, (Callee(symbol.function, self_class, "import"),), None, None, None,
-                frozenset(), None, None,
-            )  # fmt: skip
+            return CallSite(call, (Callee(symbol.function, self_class, "import"),))
         if symbol.kind == "value" and symbol.module is not None:
             # A module-level alias: NAME = partial(C, ...) or NAME = other_function.
             types = self.types.expr_types(symbol.value, Scope(symbol.module, None, None))
             for t in sorted(types):
                 if t.startswith(("partial[", "type[")):
                     cls = t[t.index("[") + 1 : -1]
-                    return CallSite(
-                        call, self.constructor(cls), None, None, None, frozenset(), cls, None
-                    )
-            return CallSite(call, (), None, None, None, frozenset(), None, None)
+                    return CallSite(call, self.constructor(cls), constructs=cls)
+            return CallSite(call)
         if symbol.kind == "external":
-            return CallSite(call, (), target, None, None, frozenset(), None, None)
-        return CallSite(call, (), None, None, None, frozenset(), None, None)
+            return CallSite(call, external=target)
+        return CallSite(call)
 
     def _attribute_call(self, call: ir.Call, func: ir.Attr, scope: Scope) -> CallSite:
         base = func.base
@@ -183,16 +173,17 @@ class CallResolver:
             for cls in mro[start:]:
                 if method in cls.methods:
                     callee = Callee(cls.methods[method], scope.self_class, "super")
-                    return CallSite(call, (callee,), None, method, base, frozenset(), None, None)
-            return CallSite(call, (), None, method, base, frozenset(), None, None)
+                    return CallSite(call, (callee,), method=method, receiver=base)
+            return CallSite(call, method=method, receiver=base)
         # self.method(...): exact receiver class.
         if isinstance(base, ir.Name) and base.id == "self" and scope.self_class:
             found = self.program.find_method(scope.self_class, method)
             if found is not None:
                 callee = Callee(found, scope.self_class, "self")
                 return CallSite(
-                    call, (callee,), None, method, base, frozenset({scope.self_class}), None, None
-                )
+                    call, (callee,), method=method, receiver=base,
+                    receiver_types=frozenset({scope.self_class}),
+                )  # fmt: skip
         # module.function(...) or package.Class(...) through imports.
         if ir.dotted(base) is not None and not _is_local(base, scope, self.types):
             target = self.program.resolve_dotted(scope.module, func)
@@ -201,10 +192,7 @@ class CallResolver:
                 if head_symbol.kind in ("module", "external", "class"):
                     site = self._dotted_call(call, target, scope)
                     if site.resolved or head_symbol.kind != "external":
-                        return CallSite(
-                            call, site.callees, site.external, method, base, frozenset(),
-                            site.constructs, None,
-                        )  # fmt: skip
+                        return replace(site, method=method, receiver=base)
         # obj.method(...) through the receiver's inferred types.
         receiver_types = self.types.expr_types(base, scope)
         callees: list[Callee] = []
@@ -220,9 +208,7 @@ class CallResolver:
                 callees.append(Callee(found, version_class, "attribute"))
         unique = {(c.function.qualname, c.self_class): c for c in callees}
         external = externals[0] if externals and not unique else None
-        return CallSite(
-            call, tuple(unique.values()), external, method, base, receiver_types, None, None
-        )
+        return CallSite(call, tuple(unique.values()), external, method, base, receiver_types)
 
 
 def _is_local(expr: ir.Expr, scope: Scope, types: TypeOracle) -> bool:
