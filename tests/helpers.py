@@ -70,12 +70,15 @@ def check_json(capsys, *args: object) -> tuple[int, dict, str]:
 
 
 def damage(path: Path, how: str, reshape: Callable[[dict], None]) -> None:
-    """Damage a JSON cache file: cut it in half, replace it by garbage, or `reshape` its data."""
+    """Damage a JSON cache file: cut it in half, replace it by garbage or by JSON that
+    is not an object (`how` "[]" or "null"), or `reshape` its data."""
     text = path.read_text()
     if how == "truncate":
         path.write_text(text[: len(text) // 2])
     elif how == "garbage":
         path.write_bytes(b"\x80\x00not json")
+    elif how in ("[]", "null"):  # JSON, but not an object
+        path.write_text(how)
     else:
         data = json.loads(text)
         reshape(data)

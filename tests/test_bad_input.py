@@ -8,7 +8,6 @@ not in the tree produce notes, not crashes.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -204,23 +203,3 @@ def test_directory_without_python_files(tmp_path: Path, capsys: pytest.CaptureFi
     assert code == 0
     assert data["findings"] == []
     assert any("no step roots" in n for n in notes(data))
-
-
-# --------------------------------------------------------------------------- damaged cache
-
-
-@pytest.mark.parametrize("content", ["[]", "null"])
-def test_cache_entry_that_is_json_but_not_an_object_is_ignored(
-    content: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A foreign entry in the cache directory is rebuilt, never a crash."""
-    cache = tmp_path / "cache"
-    args = ["check", "--format", "json", "--jobs", "1", "--cache-dir", str(cache), str(BUGGY)]
-    assert main(args) == 1
-    expected = json.loads(capsys.readouterr().out)["findings"]
-    entries = sorted(cache.glob("summaries/*/*.json"))
-    assert entries
-    for entry in entries:
-        entry.write_text(content, encoding="utf-8")
-    assert main(args) == 1
-    assert json.loads(capsys.readouterr().out)["findings"] == expected

@@ -54,7 +54,7 @@ def test_cache_directory_is_tagged_and_ignored(tmp_path: Path) -> None:
     assert entries and all(json.loads(e.read_text())["key"] == e.stem for e in entries)
 
 
-@pytest.mark.parametrize("how", ["truncate", "garbage", "foreign"])
+@pytest.mark.parametrize("how", ["truncate", "garbage", "[]", "null", "foreign"])
 def test_damaged_entries_are_ignored_and_rebuilt(tmp_path: Path, how: str) -> None:
     project = FIXTURES / "slot_pool_mode_without_wait" / "buggy"
     cache = tmp_path / "cache"

@@ -114,7 +114,7 @@ def test_other_packs_or_rule_selection_are_other_inputs(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("document", ["record.json", "facts.json"])
-@pytest.mark.parametrize("how", ["truncate", "garbage", "wrong shape"])
+@pytest.mark.parametrize("how", ["truncate", "garbage", "[]", "null", "wrong shape"])
 def test_damaged_documents_are_ignored(tmp_path: Path, document: str, how: str) -> None:
     project = copy_project(BUGGY, tmp_path / "project")
     cache = tmp_path / "cache"
