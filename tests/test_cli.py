@@ -24,7 +24,9 @@ PEER_CLEAN = FIXTURES / "peer_bounded_mode" / "clean"
 TOP_KEYS = {"version", "root", "findings", "diagnostics", "stats"}
 FINDING_KEYS = {
     "code",
+    "name",
     "severity",
+    "confidence",
     "message",
     "path",
     "line",
@@ -34,6 +36,8 @@ FINDING_KEYS = {
     "mode",
     "mode_label",
     "witness",
+    "related",
+    "remedy",
     "fingerprint",
 }
 WITNESS_KEYS = {"path", "line", "function", "note"}
@@ -170,7 +174,7 @@ def test_json_has_exactly_the_contract_keys(capsys: pytest.CaptureFixture[str]) 
     assert isinstance(data["diagnostics"], list)
     assert len(data["findings"]) == 1
     finding = data["findings"][0]
-    assert set(finding) >= FINDING_KEYS, FINDING_KEYS - set(finding)
+    assert set(finding) == FINDING_KEYS, set(finding) ^ FINDING_KEYS
     assert finding["code"] == "SYNC001"
     assert finding["severity"] == "error"
     assert finding["path"] == "engine/runner.py"
