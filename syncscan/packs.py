@@ -130,11 +130,27 @@ def _parse(source: str, text: str) -> dict[str, Any]:
     return data
 
 
-def _require(source: str, row: dict[str, Any], key: str, kind: type) -> Any:
+_NO_DEFAULT = object()
+
+
+def _require(
+    source: str, row: dict[str, Any], key: str, kind: type, default: Any = _NO_DEFAULT
+) -> Any:
+    """row[key], checked to be a `kind` (or `default` when the key is absent)."""
+    if key not in row and default is not _NO_DEFAULT:
+        return default
     value = row.get(key)
-    if not isinstance(value, kind):
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise ConfigError(f"{source}: '{key}' must be a {kind.__name__} in {row}")
     return value
+
+
+def _strings(source: str, row: dict[str, Any], key: str) -> tuple[str, ...]:
+    """row[key] as a tuple of strings (empty when absent)."""
+    values = _require(source, row, key, list, [])
+    if not all(isinstance(v, str) for v in values):
+        raise ConfigError(f"{source}: '{key}' must be a list of strings in {row}")
+    return tuple(values)
 
 
 def load_packs(project: Project) -> PackSet:
@@ -178,8 +194,8 @@ def load_packs(project: Project) -> PackSet:
                 StepRootSpec(
                     cls=_require(source, row, "class", str),
                     method=_require(source, row, "method", str),
-                    subclasses=bool(row.get("subclasses", True)),
-                    continuation=tuple(row.get("continuation", [])),
+                    subclasses=_require(source, row, "subclasses", bool, True),
+                    continuation=_strings(source, row, "continuation"),
                     pack=name,
                 )
             )
@@ -197,23 +213,23 @@ def load_packs(project: Project) -> PackSet:
             quiescence.append(
                 QuiescenceSpec(
                     function=_require(source, row, "function", str),
-                    subclasses=bool(row.get("subclasses", True)),
-                    busy_on_entry=bool(row.get("busy_on_entry", True)),
-                    why=str(row.get("why", "")),
+                    subclasses=_require(source, row, "subclasses", bool, True),
+                    busy_on_entry=_require(source, row, "busy_on_entry", bool, True),
+                    why=_require(source, row, "why", str, ""),
                     pack=name,
-                    exclude=tuple(str(c) for c in row.get("exclude", [])),
+                    exclude=_strings(source, row, "exclude"),
                 )
             )
         for row in data.get("rpc", []):
-            receivers = row.get("receivers")
-            if not isinstance(receivers, list) or not receivers:
+            receivers = _strings(source, row, "receivers")
+            if not receivers:
                 raise ConfigError(f"{source}: 'receivers' must be a non-empty list in {row}")
             rpc.append(
                 RpcDispatch(
                     method=_require(source, row, "method", str),
-                    name_argument=int(row.get("name_argument", 0)),
-                    name_keyword=str(row.get("name_keyword", "method")),
-                    receivers=tuple(str(r) for r in receivers),
+                    name_argument=_require(source, row, "name_argument", int, 0),
+                    name_keyword=_require(source, row, "name_keyword", str, "method"),
+                    receivers=receivers,
                 )
             )
         for row in data.get("bounded_mode", []):

@@ -208,6 +208,34 @@ def test_pack_mode_value_of_wrong_type(project: Path, capsys: pytest.CaptureFixt
     assert str(pack) in err
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "key"),
+    [
+        ("subclasses = true", 'subclasses = "yes"', "subclasses"),
+        ('continuation = ["sample_tokens"]', "continuation = [1]", "continuation"),
+        (
+            "[[resolution]]",
+            '[[rpc]]\nmethod = "call"\nname_argument = "first"\n'
+            'receivers = ["engine.runner.Runner"]\n\n[[resolution]]',
+            "name_argument",
+        ),
+    ],
+    ids=["bool", "list-of-strings", "int"],
+)
+def test_pack_optional_field_of_wrong_type(
+    old: str, new: str, key: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Optional fields are checked like required ones: a clear error, never a traceback."""
+    pack = project / "step_pack.toml"
+    text = pack.read_text(encoding="utf-8")
+    wrong = text.replace(old, new, 1)
+    assert wrong != text
+    pack.write_text(wrong, encoding="utf-8")
+    err = fails(capsys, project)
+    assert f"'{key}'" in err
+    assert str(pack) in err
+
+
 # --------------------------------------------------------------------------- --config
 
 
