@@ -122,6 +122,11 @@ def _parse(source: str, text: str) -> dict[str, Any]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: pack is not valid TOML: {exc}") from exc
+    return _checked(source, data)
+
+
+def _checked(source: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A pack's tables, checked for shape (from a file or from [tool.syncscan])."""
     unknown = sorted(set(data) - _PACK_KEYS)
     if unknown:
         raise ConfigError(f"{source}: unknown pack table '{unknown[0]}'")
@@ -155,14 +160,16 @@ def _strings(source: str, row: dict[str, Any], key: str) -> tuple[str, ...]:
 
 def load_packs(project: Project) -> PackSet:
     """Load the built-in packs that apply to `project`, then the user's packs."""
-    texts = _builtin_pack_texts()
+    packs = [(source, _parse(source, text)) for source, text in _builtin_pack_texts()]
     if project.config.inline_pack:
-        texts.append((str(project.config.source), project.config.inline_pack))
+        source = str(project.config.source)
+        packs.append((source, _checked(source, project.config.inline_pack)))
     for path in project.config.packs:
         try:
-            texts.append((path, Path(path).read_text(encoding="utf-8")))
+            text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"{project.config.source}: cannot read pack {path}: {exc}") from exc
+        packs.append((path, _parse(path, text)))
     lists: dict[str, set[str]] = {}
     scalars: dict[str, str] = {}
     names: list[str] = []
@@ -173,8 +180,7 @@ def load_packs(project: Project) -> PackSet:
     bounded: list[BoundedMode] = []
     quiescence: list[QuiescenceSpec] = []
     rpc: list[RpcDispatch] = []
-    for source, text in texts:
-        data = _parse(source, text)
+    for source, data in packs:
         meta = data["pack"]
         name = str(meta["name"])
         if name in project.config.disable_packs:

@@ -35,7 +35,7 @@ class Config:
     ignore: tuple[str, ...] = ()
     severity: dict[str, str] = field(default_factory=dict)
     cache_dir: str | None = None
-    inline_pack: str = ""  # pack tables written inside [tool.syncscan], as TOML text
+    inline_pack: dict[str, Any] = field(default_factory=dict)  # [tool.syncscan] rows, as a pack
 
 
 _LIST_KEYS = ("packs", "disable_packs", "exclude", "select", "ignore")
@@ -89,7 +89,7 @@ def load_config(path: Path | None, explicit: bool = False) -> Config:
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
             raise ConfigError(f"{path}: 'tool.syncscan.{key}' must be an array of tables")
     return Config(
-        inline_pack=_inline_pack_text(inline) if inline else "",
+        inline_pack=_inline_pack(inline) if inline else {},
         source=str(path),
         packs=tuple(str((base / p).resolve()) for p in values["packs"]),
         disable_packs=values["disable_packs"],
@@ -198,14 +198,7 @@ def discover(root: Path, config: Config) -> Project:
     return Project(root=root, modules=modules, packages=frozenset(packages), config=config)
 
 
-def _inline_pack_text(tables: dict[str, list[dict[str, Any]]]) -> str:
-    """Pack rows written in [tool.syncscan] as a pack of their own (TOML text)."""
-    import json
-
-    lines = ["[pack]", 'name = "project-config"', 'description = "rows from [tool.syncscan]"']
-    for key, rows in tables.items():
-        for row in rows:
-            lines.append(f"[[{key}]]")
-            for name, value in row.items():
-                lines.append(f"{name} = {json.dumps(value)}")
-    return "\n".join(lines) + "\n"
+def _inline_pack(tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Pack rows written in [tool.syncscan] as a pack of their own."""
+    meta = {"name": "project-config", "description": "rows from [tool.syncscan]"}
+    return {"pack": meta, **tables}

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES
+from helpers import FIXTURES, check_json
 
 from syncscan.cli import main
 
@@ -114,6 +114,20 @@ def test_tool_syncscan_not_a_table(project: Path, capsys: pytest.CaptureFixture[
     err = fails(capsys, project)
     assert "[tool.syncscan] must be a table" in err  # the message, not eaten as markup
     assert str(config) in err
+
+
+def test_inline_pack_rows_keep_any_text(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Rows in [tool.syncscan] are read as data: text TOML accepts is kept as written."""
+    label = 'encoder \\ only "😀"'
+    set_pyproject(
+        project,
+        GOOD_HEAD
+        + '[[tool.syncscan.mode]]\npredicate = "self.encoder_only"\nvalue = true\n'
+        + f"label = '{label}'\n",
+    )
+    code, data, _ = check_json(capsys, project)
+    assert code == 1
+    assert [f["mode_label"] for f in data["findings"]] == [label]
 
 
 def test_inline_pack_rows_not_an_array(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
