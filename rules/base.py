@@ -53,6 +53,11 @@ class Finding:
         )
 
 
+def predicates_text(mode: tuple[tuple[str, bool], ...]) -> str:
+    """`self.encoder_only=true, dummy_run=false`: a mode as its predicates ("" for none)."""
+    return ", ".join(f"{k}={'true' if v else 'false'}" for k, v in mode)
+
+
 def finding_to_data(finding: Finding) -> dict[str, Any]:
     """Plain JSON-compatible data (for the run record)."""
     return asdict(finding)

@@ -6,7 +6,7 @@ from syncscan.flow.context import Analysis
 from syncscan.flow.state import WitnessStep
 from syncscan.flow.step import UNBOUNDED, RootAnalysis, StepPath
 
-from .base import Example, Finding, Location, Rule, fingerprint
+from .base import Example, Finding, Location, Rule, fingerprint, predicates_text
 
 _PACK = """
 [pack]
@@ -193,8 +193,7 @@ class UnboundedStep(Rule):
         for other in group[1:]:
             shared &= set(other.state.assumptions)
         mode = tuple(sorted(shared))
-        labels = [analysis.packs.label_for(k, v) for k, v in mode]
-        mode_label = ", ".join(label for label in labels if label) or _describe_mode(mode)
+        mode_label = analysis.packs.labels_text(mode) or predicates_text(mode) or "every mode"
         final = path.returns[-1]
         write = path.state.write or ()
         reader = path.state.reader or ()
@@ -269,9 +268,3 @@ def _path_order(path: StepPath) -> tuple:
         tuple((w.path, w.line) for w in path.state.write or ()),
         path.state.assumptions,
     )
-
-
-def _describe_mode(mode: tuple[tuple[str, bool], ...]) -> str:
-    if not mode:
-        return "every mode"
-    return ", ".join(f"{k}={'true' if v else 'false'}" for k, v in mode)

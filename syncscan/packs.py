@@ -96,6 +96,10 @@ class PackSet:
                 return row.label
         return None
 
+    def labels_text(self, mode: tuple[tuple[str, bool], ...]) -> str:
+        """The pack labels of a mode's predicates, joined ("" when none is labelled)."""
+        return ", ".join(label for k, v in mode if (label := self.label_for(k, v)))
+
     def bounded_reason(self, predicate: str, value: bool) -> str | None:
         for row in self.bounded_modes:
             if row.predicate == predicate and row.value == value:

@@ -23,12 +23,7 @@ _VERDICT_STYLE = {
 
 
 def mode_text(path: StepPath, result: RunResult) -> str:
-    labelled = [
-        label
-        for k, v in path.state.assumptions
-        if (label := result.packs.label_for(k, v)) is not None
-    ]
-    return ", ".join(labelled) or "default"
+    return result.packs.labels_text(path.state.assumptions) or "default"
 
 
 def rows(path_list: list[StepPath], result: RunResult) -> list[tuple[str, str, str, str, str, int]]:

@@ -11,7 +11,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from syncscan.report.result import RunResult
-from syncscan.rules.base import Finding
+from syncscan.rules.base import Finding, predicates_text
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}
 
@@ -51,7 +51,7 @@ def render_finding(console: Console, root: Path, finding: Finding) -> None:
     head.append(f"{finding.name} ", style="bold")
     head.append(f"{loc.path}:{loc.line}:{loc.column}", style="cyan")
     head.append(f"  [{finding.severity}, {finding.confidence} confidence]", style="dim")
-    mode = ", ".join(f"{k}={'true' if v else 'false'}" for k, v in finding.mode) or "all modes"
+    mode = predicates_text(finding.mode) or "all modes"
     parts = [
         Text(finding.message),
         code_frame(root, loc.path, loc.line),

@@ -15,7 +15,7 @@ import re
 from syncscan.flow.state import WitnessStep
 from syncscan.report.result import RunResult
 from syncscan.resolve.program import Diagnostic
-from syncscan.rules.base import Finding, Location
+from syncscan.rules.base import Finding, Location, predicates_text
 
 HEADING = "## syncscan report"
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
@@ -63,7 +63,7 @@ def site(path: str, line: int) -> str:
 
 
 def mode_text(finding: Finding) -> str:
-    predicates = ", ".join(f"{k}={'true' if v else 'false'}" for k, v in finding.mode)
+    predicates = predicates_text(finding.mode)
     label = finding.mode_label or "all modes"
     return f"{text(label)} ({code(predicates)})" if predicates else text(label)
 
