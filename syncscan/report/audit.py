@@ -8,6 +8,7 @@ from rich.text import Text
 
 from syncscan.flow.quiescence import QuiescenceResult
 from syncscan.flow.step import StepPath
+from syncscan.report.console import render_skipped_and_notes
 from syncscan.report.result import RunResult
 
 _VERDICT_STYLE = {
@@ -109,7 +110,4 @@ def render(console: Console, result: RunResult) -> None:
         stats.add_row(key, str(value))
     stats.add_row("skipped files (diagnostics)", str(len(result.diagnostics)))
     console.print(stats)
-    for diagnostic in result.diagnostics:
-        console.print(Text(f"skipped {diagnostic.path}: {diagnostic.message}", style="yellow"))
-    for note in result.notes:
-        console.print(Text(f"note: {note}", style="yellow"))
+    render_skipped_and_notes(console, result)

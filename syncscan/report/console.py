@@ -10,7 +10,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 from rich.tree import Tree
 
-from syncscan.report.result import RunResult
+from syncscan.report.result import RunResult, severity_counts
 from syncscan.rules.base import Finding, predicates_text
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}
@@ -65,17 +65,19 @@ def render_finding(console: Console, root: Path, finding: Finding) -> None:
     console.print(Panel(Group(*parts), title=head, title_align="left", expand=True))
 
 
-def render(console: Console, result: RunResult, findings: list[Finding]) -> None:
-    for finding in findings:
-        render_finding(console, result.project.root, finding)
+def render_skipped_and_notes(console: Console, result: RunResult) -> None:
+    """What the run skipped and noted: a result is never silently partial."""
     for diagnostic in result.diagnostics:
         console.print(Text(f"skipped {diagnostic.path}: {diagnostic.message}", style="yellow"))
     for note in result.notes:
         console.print(Text(f"note: {note}", style="yellow"))
-    counts: dict[str, int] = {}
+
+
+def render(console: Console, result: RunResult, findings: list[Finding]) -> None:
     for finding in findings:
-        counts[finding.severity] = counts.get(finding.severity, 0) + 1
-    summary = ", ".join(f"{n} {sev}" for sev, n in sorted(counts.items())) or "no findings"
+        render_finding(console, result.project.root, finding)
+    render_skipped_and_notes(console, result)
+    summary = severity_counts(findings) or "no findings"
     hidden = [
         f"{len(items)} {why}"
         for items, why in ((result.suppressed, "suppressed"), (result.baselined, "in baseline"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from syncscan.flow.state import WitnessStep
-from syncscan.report.result import RunResult
+from syncscan.report.result import RunResult, severity_counts
 from syncscan.resolve.program import Diagnostic
 from syncscan.rules.base import Finding, Location, predicates_text
 
@@ -153,10 +153,7 @@ def headline(result: RunResult, findings: list[Finding]) -> str:
     scope = f"{counted(files, 'file')}, {counted(roots, 'step root')}"
     if not findings:
         return f"No findings: syncscan reports no synchronization problems ({scope})."
-    counts: dict[str, int] = {}
-    for finding in findings:
-        counts[finding.severity] = counts.get(finding.severity, 0) + 1
-    by_severity = ", ".join(f"{n} {severity}" for severity, n in sorted(counts.items()))
+    by_severity = severity_counts(findings)
     return f"**{counted(len(findings), 'finding')}** ({by_severity}; {scope})."
 
 

@@ -6,6 +6,7 @@ depend only on layers to their left.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from syncscan.flow.context import Analysis
@@ -27,3 +28,9 @@ class RunResult:
     suppressed: list[Finding] = field(default_factory=list)
     baselined: list[Finding] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # make the run fail (unused ignores)
+
+
+def severity_counts(findings: list[Finding]) -> str:
+    """`1 error, 2 warning`: how many findings of each severity ("" for none)."""
+    counts = Counter(finding.severity for finding in findings)
+    return ", ".join(f"{n} {severity}" for severity, n in sorted(counts.items()))
