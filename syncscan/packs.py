@@ -190,7 +190,7 @@ def load_packs(project: Project) -> PackSet:
         if name in project.config.disable_packs:
             continue
         trigger = meta.get("activate_when_package")
-        if trigger is not None and not project.has_top_package(str(trigger)):
+        if trigger is not None and not project.has_package(str(trigger)):
             continue
         names.append(name)
         sources.append(source)

@@ -127,7 +127,13 @@ class Project:
             self._relpaths[key] = cached
         return cached
 
-    def has_top_package(self, name: str) -> bool:
+    @property
+    def cache_dir(self) -> Path:
+        """[tool.syncscan] cache_dir, else <root>/.syncscan_cache (--cache-dir overrides)."""
+        configured = self.config.cache_dir
+        return Path(configured) if configured else self.root / ".syncscan_cache"
+
+    def has_package(self, name: str) -> bool:
         return name in self.packages
 
 

@@ -89,10 +89,7 @@ def cache_for(project: Project, cache_dir: Path | None, use_cache: bool) -> Summ
     """--cache-dir, else [tool.syncscan] cache_dir, else <root>/.syncscan_cache."""
     if not use_cache:
         return None
-    if cache_dir is None:
-        configured = project.config.cache_dir
-        cache_dir = Path(configured) if configured else project.root / ".syncscan_cache"
-    return SummaryCache(cache_dir)
+    return SummaryCache(cache_dir or project.cache_dir)
 
 
 def _without_cycle_collection(function: Callable[P, R]) -> Callable[P, R]:

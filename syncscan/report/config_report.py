@@ -22,7 +22,7 @@ def render(console: Console, project: Project, packs: PackSet) -> None:
     settings.add_row("severity", ", ".join(f"{k}={v}" for k, v in config.severity.items()) or "-")
     settings.add_row("exclude", ", ".join(config.exclude) or "-")
     settings.add_row("disable_packs", ", ".join(config.disable_packs) or "-")
-    settings.add_row("cache_dir", config.cache_dir or f"{project.root}/.syncscan_cache")
+    settings.add_row("cache_dir", str(project.cache_dir))
     console.print(settings)
 
     active = Table(title="active packs")
