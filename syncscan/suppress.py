@@ -89,13 +89,12 @@ def apply(
     `suppressions` maps a relative path to the suppression comments in it;
     `function_lines` maps a function qualname to (relative path, `def` line).
     """
-    by_path = suppressions
     sources: dict[str, str] = {}
     used: set[tuple[str, int]] = set()
     kept: list[Finding] = []
     suppressed: list[Finding] = []
     for finding in findings:
-        hit = _match(finding, by_path, sources, root, function_lines)
+        hit = _match(finding, suppressions, sources, root, function_lines)
         if hit is None:
             kept.append(finding)
         else:
@@ -103,7 +102,7 @@ def apply(
             suppressed.append(finding)
     missing: list[str] = []
     unused: list[str] = []
-    for path, items in sorted(by_path.items()):
+    for path, items in sorted(suppressions.items()):
         for item in items:
             codes = ",".join(item.codes)
             if not item.reason:
@@ -139,7 +138,7 @@ def _match(
 
 
 def _covers(item: Suppression, code: str) -> bool:
-    return any(code == c or code.startswith(c) for c in item.codes)
+    return any(code.startswith(c) for c in item.codes)
 
 
 def _source(path: str, cache: dict[str, str], root: Path) -> str | None:

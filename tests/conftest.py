@@ -12,13 +12,13 @@ from syncscan.runner import RunResult
 
 
 @pytest.fixture(scope="session")
-def vllm_0_28(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def vllm_0_28() -> Path:
     """Source tree of vLLM 0.28.0 (``<src>/vllm/...``)."""
     return fetch_release("vllm", "0.28.0")
 
 
 @pytest.fixture(scope="session")
-def vllm_0_29(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def vllm_0_29() -> Path:
     """Source tree of vLLM 0.29.0 (``<src>/vllm/...``)."""
     return fetch_release("vllm", "0.29.0")
 

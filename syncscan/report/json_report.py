@@ -37,16 +37,13 @@ def finding_data(finding: Finding) -> dict[str, Any]:
     }
 
 
-def render(result: RunResult, findings: list[Finding], *, timing: bool = True) -> str:
-    stats = dict(result.stats)
-    if not timing:
-        stats.pop("seconds", None)
+def render(result: RunResult, findings: list[Finding]) -> str:
     data = {
         "version": __version__,
         "root": str(result.project.root),
         "findings": [finding_data(f) for f in findings],
         "diagnostics": [{"path": d.path, "message": d.message} for d in result.diagnostics]
         + [{"path": "", "message": note} for note in result.notes],
-        "stats": stats,
+        "stats": result.stats,
     }
     return json.dumps(data, indent=2, sort_keys=False) + "\n"
