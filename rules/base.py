@@ -9,6 +9,7 @@ test suite runs, and `check`, which turns the analysis into findings.
 from __future__ import annotations
 
 import hashlib
+import inspect
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -103,7 +104,8 @@ class Rule:
 
     @classmethod
     def documentation(cls) -> str:
-        return (cls.__doc__ or "").strip()
+        """The docstring as markdown, without the class body's indentation."""
+        return inspect.cleandoc(cls.__doc__ or "")
 
     def check(self, analysis: Analysis) -> list[Finding]:
         raise NotImplementedError

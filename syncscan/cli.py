@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import textwrap
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -172,9 +171,11 @@ def _check(args: argparse.Namespace, out: Console, err: Console) -> int:
     result = _run(args, err, root, options, reuse=True)
     if args.write_baseline:
         # Refreshing a baseline keeps what it already accepted.
-        baseline.write(args.write_baseline, result.findings + result.baselined)
-        count = len(result.findings) + len(result.baselined)
-        err.print(f"syncscan: wrote {count} finding(s) to {args.write_baseline}", markup=False)
+        accepted = result.findings + result.baselined
+        baseline.write(args.write_baseline, accepted)
+        err.print(
+            f"syncscan: wrote {len(accepted)} finding(s) to {args.write_baseline}", markup=False
+        )
         return EXIT_CLEAN
     _emit(args, out, result)
     for problem in result.problems:
@@ -216,13 +217,17 @@ def _render_text(fmt: str, result: RunResult) -> str:
     return renderers[fmt](result, result.findings)
 
 
-def _audit(args: argparse.Namespace, out: Console, err: Console) -> int:
+def _project_dir(args: argparse.Namespace) -> Path:
     root = args.paths or Path(".")
     if not root.is_dir():
         raise UsageError(f"not a directory: {root}")
+    return root
+
+
+def _audit(args: argparse.Namespace, out: Console, err: Console) -> int:
     from syncscan.report import audit
 
-    audit.render(out, _run(args, err, root, Options()))
+    audit.render(out, _run(args, err, _project_dir(args), Options()))
     return EXIT_CLEAN
 
 
@@ -230,10 +235,7 @@ def _config(args: argparse.Namespace, out: Console, err: Console) -> int:
     from syncscan.report import config_report
     from syncscan.runner import load_project
 
-    root = args.paths or Path(".")
-    if not root.is_dir():
-        raise UsageError(f"not a directory: {root}")
-    project, packs = load_project(root, args.config)
+    project, packs = load_project(_project_dir(args), args.config)
     config_report.render(out, project, packs)
     return EXIT_CLEAN
 
@@ -242,11 +244,9 @@ def _explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     rule = rule_by_code(args.code)
     if rule is None:
         raise UsageError(f"unknown rule {args.code!r}; see `syncscan rules`")
-    doc = rule.documentation()
-    first, _, rest = doc.partition("\n")
     from rich.markdown import Markdown
 
-    out.print(Markdown(f"# {rule.code} {rule.name}\n\n{first}\n{textwrap.dedent(rest)}"))
+    out.print(Markdown(f"# {rule.code} {rule.name}\n\n{rule.documentation()}"))
     out.print(Markdown(f"## Reference remedy\n{rule.remedy}"))
     return EXIT_CLEAN
 

@@ -10,7 +10,6 @@ bytes.
 
 from __future__ import annotations
 
-import inspect
 import json
 from typing import Any
 from urllib.parse import quote
@@ -33,11 +32,6 @@ Json = dict[str, Any]
 
 
 # ------------------------------------------------------------------ rules
-def rule_documentation(rule: type[Rule]) -> str:
-    """The rule's docstring as markdown, with the class-body indentation removed."""
-    return inspect.cleandoc(rule.documentation())
-
-
 def first_paragraph(markdown: str) -> str:
     """The first paragraph of prose, skipping headings, joined into one line."""
     for block in markdown.split("\n\n"):
@@ -49,7 +43,7 @@ def first_paragraph(markdown: str) -> str:
 
 
 def rule_descriptor(rule: type[Rule]) -> Json:
-    documentation = rule_documentation(rule)
+    documentation = rule.documentation()
     help_text = f"{documentation}\n\nReference remedy: {rule.remedy}"
     return {
         "id": rule.code,
