@@ -32,7 +32,7 @@ from syncscan.project import Project
 from syncscan.resolve.program import Diagnostic, Program
 from syncscan.rules.base import Finding, finding_from_data, finding_to_data
 
-RECORD_FORMAT = 2
+RECORD_FORMAT = 3
 _DOCUMENT = "record.json"
 
 
@@ -44,7 +44,7 @@ class Analysed:
     diagnostics: list[Diagnostic]
     notes: list[str]
     stats: dict[str, int | float]
-    function_lines: dict[str, tuple[str, int]]  # finding function -> (file, def line)
+    function_lines: dict[str, tuple[str, int, int]]  # function -> (file, header, def line)
     reused: bool = False
 
 
@@ -119,7 +119,7 @@ def load(
             diagnostics=[Diagnostic(path, message) for path, message in result["diagnostics"]],
             notes=list(result["notes"]),
             stats=dict(result["stats"]),
-            function_lines={k: (path, line) for k, (path, line) in result["lines"].items()},
+            function_lines={k: (p, first, last) for k, (p, first, last) in result["lines"].items()},
             reused=True,
         )
     except (KeyError, TypeError, ValueError, AttributeError):

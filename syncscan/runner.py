@@ -234,14 +234,16 @@ def _analyse(
     )
 
 
-def _function_lines(findings: list[Finding], program: Program) -> dict[str, tuple[str, int]]:
-    """Where each finding's function is defined (a suppression may sit on its header)."""
-    lines: dict[str, tuple[str, int]] = {}
+def _function_lines(findings: list[Finding], program: Program) -> dict[str, tuple[str, int, int]]:
+    """Each finding's function header: file, first decorator line, `def` line
+    (a suppression may sit on any of them)."""
+    lines: dict[str, tuple[str, int, int]] = {}
     for finding in findings:
         symbol = program.lookup(finding.location.function)
         if symbol.function is not None and symbol.module is not None:
             lines[finding.location.function] = (
                 program.project.relpath(symbol.module.path),
+                symbol.function.header_line,
                 symbol.function.line,
             )
     return lines
@@ -251,7 +253,7 @@ def _filter(
     result: RunResult,
     options: Options,
     facts: FactsTable,
-    function_lines: dict[str, tuple[str, int]],
+    function_lines: dict[str, tuple[str, int, int]],
 ) -> None:
     """Suppressions, then the changed-files filter, then the baseline."""
     project = result.project

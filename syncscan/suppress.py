@@ -43,51 +43,17 @@ def statement_lines(source: str, line: int) -> range:
     return range(line, end + 1)
 
 
-def function_header_lines(source: str, def_line: int) -> range:
-    """The `def` line of a function and the decorators directly above it.
-
-    A decorator counts only when it starts at the `def`'s indentation and its
-    logical line (possibly spanning several lines) ends right above the next
-    decorator or the `def`, so the body of the function above never does.
-    """
-    lines = source.splitlines()
-    if not 1 <= def_line <= len(lines):
-        return range(def_line, def_line + 1)
-    indent = _indent(lines[def_line - 1])
-    first = def_line
-    while True:
-        start = _decorator_above(source, lines, first, indent)
-        if start is None:
-            return range(first, def_line + 1)
-        first = start
-
-
-def _decorator_above(source: str, lines: list[str], below: int, indent: int) -> int | None:
-    """The line of the decorator whose logical line ends at `below - 1`, if any."""
-    for number in range(below - 1, max(0, below - 40), -1):
-        text = lines[number - 1]
-        stripped = text.strip()
-        if stripped.startswith("@") and _indent(text) == indent:
-            return number if statement_lines(source, number).stop == below else None
-        if stripped and _indent(text) <= indent and not stripped.startswith(")"):
-            return None
-    return None
-
-
-def _indent(text: str) -> int:
-    return len(text) - len(text.lstrip())
-
-
 def apply(
     findings: list[Finding],
     suppressions: dict[str, tuple[Suppression, ...]],
     root: Path,
-    function_lines: dict[str, tuple[str, int]],
+    function_lines: dict[str, tuple[str, int, int]],
 ) -> SuppressionReport:
     """Split findings into kept and suppressed, and audit the comments used.
 
     `suppressions` maps a relative path to the suppression comments in it;
-    `function_lines` maps a function qualname to (relative path, `def` line).
+    `function_lines` maps a function qualname to (relative path, first decorator
+    line, `def` line).
     """
     sources: dict[str, str] = {}
     used: set[tuple[str, int]] = set()
@@ -117,7 +83,7 @@ def _match(
     by_path: dict[str, tuple[Suppression, ...]],
     sources: dict[str, str],
     root: Path,
-    function_lines: dict[str, tuple[str, int]],
+    function_lines: dict[str, tuple[str, int, int]],
 ) -> tuple[str, int] | None:
     candidates: list[tuple[str, range]] = []
     loc = finding.location
@@ -126,10 +92,8 @@ def _match(
         candidates.append((loc.path, statement_lines(source, loc.line)))
     header = function_lines.get(loc.function)
     if header is not None:
-        path, first = header
-        text = _source(path, sources, root)
-        if text is not None:
-            candidates.append((path, function_header_lines(text, first)))
+        path, first, def_line = header
+        candidates.append((path, range(first, def_line + 1)))
     for path, lines in candidates:
         for item in by_path.get(path, ()):
             if item.line in lines and _covers(item, finding.code):

@@ -77,21 +77,29 @@ def test_suppression_on_def_line(
     assert (code, data["findings"]) == (0, [])
 
 
+@pytest.mark.parametrize(
+    "decorators",
+    [
+        "    @torch.inference_mode()  {comment}\n",
+        "    @other([  {comment}\n        1,\n    ])\n    @torch.inference_mode()\n",
+    ],
+    ids=["one-line", "multi-line-above-another"],
+)
 def test_suppression_on_decorator_line(
-    buggy: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
+    decorators: str, buggy: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The documented "or a decorator line" of the flagged function."""
     project, finding = buggy
     runner = project / finding["path"]
     text = runner.read_text(encoding="utf-8")
+    comment = f"# syncscan: ignore[SYNC001] {REASON}"
     decorated = text.replace(
         "    def execute_model(self, batch):\n",
-        f"    @torch.inference_mode()  # syncscan: ignore[SYNC001] {REASON}\n"
-        "    def execute_model(self, batch):\n",
+        decorators.format(comment=comment) + "    def execute_model(self, batch):\n",
     )
     assert decorated != text
     runner.write_text(decorated, encoding="utf-8")
-    code, data, _ = check_json(capsys, project)
+    code, data, _ = check_json(capsys, "--report-unused-ignores", project)
     assert [f["code"] for f in data["findings"]] == [], "decorator-line suppression ignored"
     assert code == 0
 
@@ -281,8 +289,6 @@ def test_comment_records_survive_the_cache_round_trip() -> None:
 
 
 def test_function_header_spans_multiline_decorators_but_not_the_body_above() -> None:
-    from syncscan.suppress import function_header_lines
-
     source = (
         "class A:\n"
         "    def a(self):\n"
@@ -291,14 +297,16 @@ def test_function_header_spans_multiline_decorators_but_not_the_body_above() -> 
         "        return 1\n"
         "\n"
         "    @torch.inference_mode()\n"
-        "    @other(\n"
-        "        x=1,\n"
-        "    )\n"
+        "    @other([\n"
+        "        1,\n"
+        "    ])\n"
         "    def step(self):\n"
         "        pass\n"
+        "\n"
+        "    def plain(self):\n"
+        "        pass\n"
     )
-    assert list(function_header_lines(source, 11)) == [7, 8, 9, 10, 11]
-    undecorated = (
-        "class A:\n    def a(self):\n        @inner\n        def b(): pass\n    def step(self):\n"
-    )
-    assert list(function_header_lines(undecorated, 5)) == [5]
+    methods = summarise(source, "m", "m.py", False).classes["A"].methods
+    assert (methods["step"].header_line, methods["step"].line) == (7, 11)
+    assert (methods["plain"].header_line, methods["plain"].line) == (14, 14)
+    assert (methods["a"].header_line, methods["a"].line) == (2, 2)

@@ -300,6 +300,7 @@ class _Builder:
             col=self._col(node),
             end_line=node.end_lineno,
             is_generator=is_generator,
+            header_line=min([node.lineno, *(d.lineno for d in node.decorator_list)]),
             nested=tuple(nested),
         )
 

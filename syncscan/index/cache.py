@@ -23,7 +23,7 @@ from syncscan.index.ir import leave_nodes, node_json
 from syncscan.index.summary import ModuleSummary, summary_from_data, summary_to_data
 
 # Bump when ModuleSummary or the IR changes shape or meaning.
-SUMMARY_FORMAT = 6
+SUMMARY_FORMAT = 7
 
 _TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"

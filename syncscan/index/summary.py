@@ -29,10 +29,11 @@ class FunctionSummary:
     decorators: tuple[Expr, ...]
     body: tuple[Stmt, ...]
     returns: Expr | None
-    line: int
+    line: int  # of the `def`
     col: int
     end_line: int
     is_generator: bool
+    header_line: int  # of the first decorator (the `def` when undecorated)
     nested: tuple[FunctionSummary, ...] = ()  # functions defined in the body (callbacks)
 
     @property
@@ -114,7 +115,7 @@ def summary_to_data(
             to_data(f.decorators),
             to_data(f.body),
             to_data(f.returns),
-            [f.line, f.col, f.end_line],
+            [f.line, f.col, f.end_line, f.header_line],
             f.is_generator,
             [fn(n) for n in f.nested],
         ]
@@ -180,6 +181,7 @@ def summary_from_data(data: dict[str, Any]) -> ModuleSummary:
             line=pos[0],
             col=pos[1],
             end_line=pos[2],
+            header_line=pos[3],
             is_generator=is_generator,
             nested=tuple(fn(n) for n in nested),
         )
