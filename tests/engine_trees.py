@@ -151,12 +151,6 @@ def fetch_release(package: str, version: str) -> Path:
     return src
 
 
-def copy_tree(src: Path, dst: Path) -> Path:
-    """Copy a source tree so a test can patch files without touching the cache."""
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
-    return dst
-
-
 def apply_edit(
     path: Path,
     anchor: str,

@@ -35,6 +35,7 @@ def write_project(root: Path, files: dict[str, str], pack: str) -> Path:
     return root
 
 
+SHAPES = sorted(p.parent for p in FIXTURES.glob("*/*/pyproject.toml"))  # every fixture project
 BUGGY = FIXTURES / "slot_pool_mode_without_wait" / "buggy"
 FIXED = FIXTURES / "slot_pool_mode_without_wait" / "fixed"
 PAUSE_BUGGY = FIXTURES / "pause_returns_after_launch" / "buggy"
@@ -83,3 +84,17 @@ def damage(path: Path, how: str, reshape: Callable[[dict], None]) -> None:
         data = json.loads(text)
         reshape(data)
         path.write_text(json.dumps(data))
+
+
+def signature(result: RunResult) -> list[tuple]:
+    """What two runs must agree on: each finding with its place, identity and witness."""
+    return [
+        (f.code, f.location.path, f.location.line, f.fingerprint, f.message, f.witness)
+        for f in result.findings
+    ]
+
+
+def source_text(result: RunResult, path: str, line: int, count: int = 1) -> str:
+    """`count` lines of the analysed tree's `path` from `line` (1-based)."""
+    lines = (result.project.root / path).read_text().splitlines()
+    return "\n".join(lines[line - 1 : line - 1 + count])

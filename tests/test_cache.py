@@ -7,18 +7,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, damage
+from helpers import FIXTURES, SHAPES, damage, signature
 
 from syncscan.runner import RunResult, run
-
-SHAPES = sorted(p.parent for p in FIXTURES.glob("*/*/pyproject.toml"))
-
-
-def signature(result: RunResult) -> list[tuple]:
-    return [
-        (f.code, f.location.path, f.location.line, f.fingerprint, f.message, f.witness)
-        for f in result.findings
-    ]
 
 
 @pytest.mark.parametrize("project", SHAPES, ids=lambda p: f"{p.parent.name}/{p.name}")

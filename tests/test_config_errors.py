@@ -11,30 +11,16 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, check_json
+from helpers import BUGGY, check_json, copy_project
 
 from syncscan.cli import main
 
-BUGGY = FIXTURES / "slot_pool_mode_without_wait" / "buggy"
 GOOD_HEAD = '[tool.syncscan]\npacks = ["step_pack.toml"]\n'
-
-
-@pytest.fixture(autouse=True)
-def plain_console(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "400")
-    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
-        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    return Path(
-        shutil.copytree(
-            BUGGY,
-            tmp_path / "proj",
-            ignore=shutil.ignore_patterns(".syncscan_cache", "__pycache__"),
-        )
-    )
+    return copy_project(BUGGY, tmp_path / "proj")
 
 
 def fails(capsys: pytest.CaptureFixture[str], *args: object, command: str = "check") -> str:

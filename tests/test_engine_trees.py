@@ -6,7 +6,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from engine_trees import _extract_py, apply_edit, copy_tree, fetch_release
+from engine_trees import _extract_py, apply_edit, fetch_release
+from helpers import copy_project
 
 SOURCE = """\
 def step(self):
@@ -24,8 +25,8 @@ def small_tree(tmp_path: Path) -> Path:
     return root
 
 
-def test_copy_tree_is_independent(small_tree: Path, tmp_path: Path) -> None:
-    dst = copy_tree(small_tree, tmp_path / "copy")
+def test_copied_tree_is_independent(small_tree: Path, tmp_path: Path) -> None:
+    dst = copy_project(small_tree, tmp_path / "copy")
     assert dst == tmp_path / "copy"
     copied = dst / "pkg" / "sub" / "runner.py"
     assert copied.read_text() == SOURCE

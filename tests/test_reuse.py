@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import BUGGY, copy_project, damage
-from test_cache import SHAPES, signature
+from helpers import BUGGY, SHAPES, copy_project, damage, signature
 
 from syncscan.runner import RunResult, run
 

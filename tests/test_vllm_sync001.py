@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine_trees import apply_edit, copy_tree
-from helpers import analyse
+from engine_trees import apply_edit
+from helpers import analyse, copy_project, source_text
 
 from syncscan.runner import RunResult
 
@@ -35,13 +35,9 @@ def test_0_28_reports_exactly_the_encoder_only_step(result_0_28: RunResult) -> N
     writes = [w for w in finding.witness if w.function.endswith("UvaBufferPool.copy_to_uva")]
     assert writes and writes[0].path == "vllm/v1/worker/gpu/buffer_utils.py"
     assert "round-robin pool" in writes[-1].note
-    assert "make_empty_encoder_model_runner_output" in _source_line(result_0_28, finding)
+    returned = source_text(result_0_28, finding.location.path, finding.location.line, 3)
+    assert "make_empty_encoder_model_runner_output" in returned
     assert finding.witness[-1].line == finding.location.line
-
-
-def _source_line(result: RunResult, finding) -> str:
-    lines = (result.project.root / finding.location.path).read_text().splitlines()
-    return "\n".join(lines[finding.location.line - 1 : finding.location.line + 2])
 
 
 def test_0_28_modes_that_must_stay_quiet(result_0_28: RunResult) -> None:
@@ -86,7 +82,7 @@ def test_0_29_has_no_sync001(result_0_29: RunResult) -> None:
 def test_0_28_with_reference_remedy_is_clean(
     vllm_0_28: Path, result_0_28: RunResult, tmp_path: Path
 ) -> None:
-    tree = copy_tree(vllm_0_28, tmp_path / "src")
+    tree = copy_project(vllm_0_28, tmp_path / "src")
     runner = tree / V2_FILE
     apply_edit(
         runner,

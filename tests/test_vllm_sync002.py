@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from helpers import source_text
+
 from syncscan.runner import RunResult
 
 CORE = "vllm/v1/engine/core.py"
@@ -14,14 +16,10 @@ def by_function(result: RunResult, code: str) -> dict:
     return {f.location.function: f for f in result.findings if f.code == code}
 
 
-def source_line(result: RunResult, path: str, line: int) -> str:
-    return (result.project.root / path).read_text().splitlines()[line - 1].strip()
-
-
 def test_0_28_pause_names_its_three_completion_sites(result_0_28: RunResult) -> None:
     pause = by_function(result_0_28, "SYNC002")[PAUSE]
     assert pause.severity == "error"
-    sites = [(r.path, source_line(result_0_28, r.path, r.line)) for r in pause.related]
+    sites = [(r.path, source_text(result_0_28, r.path, r.line).strip()) for r in pause.related]
     assert all(path == CORE for path, _ in sites)
     texts = [text for _, text in sites]
     assert texts.count("return None") == 2  # in-process return and multiprocess fast path
