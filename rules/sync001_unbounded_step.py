@@ -220,7 +220,7 @@ class UnboundedStep(Rule):
                 else f"returns {ret.text}; the engine continues the step"
             )
             witness.append(WitnessStep(ret.path, ret.line, ret.function, note))
-        origin = write[-1].note.removeprefix("writes ") if write else "a pinned buffer"
+        origin = write[-1].written.removeprefix("writes ") if write else "a pinned buffer"
         message = (
             f"In mode '{mode_label}', step {root.name} {write[-1].note if write else 'writes'} "
             f"and returns {final.text} without a host wait, inline or deferred: the host "
@@ -241,7 +241,7 @@ class UnboundedStep(Rule):
             code=self.code,
             name=self.name,
             severity=analysis.project.config.severity.get(self.code, self.severity),
-            confidence="high" if any("round-robin" in w.note for w in write) else "medium",
+            confidence="high" if any(w.pool for w in write) else "medium",
             message=message,
             location=Location(final.path, final.line, 1, root.function.qualname),
             step_root=root.name,
@@ -254,7 +254,7 @@ class UnboundedStep(Rule):
                 self.code,
                 root.name,
                 repr(mode),
-                origin.split(" (allocated")[0],
+                origin,
                 write[-1].function if write else "",
                 final.function,
                 final.text,

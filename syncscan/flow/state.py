@@ -21,6 +21,10 @@ class WitnessStep:
     line: int
     function: str
     note: str
+    # For a pinned write: what was written ("writes pinned buffer Slots.buf") and
+    # the round-robin pool it is a slot of. Rules read these, never the prose note.
+    written: str = ""
+    pool: str | None = None
 
 
 Trace = tuple[WitnessStep, ...]

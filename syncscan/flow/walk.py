@@ -350,10 +350,12 @@ class Walker:
         if fact is None or not (fact.pinned and fact.persistent):
             return states
         where = f"{self.program.project.relpath(fact.path)}:{fact.line}" if fact.path else "?"
-        note = f"{verb} pinned buffer {fact.origin} (allocated at {where})"
+        written = f"{verb} pinned buffer {fact.origin}"
+        note = f"{written} (allocated at {where})"
         if fact.pool:
             note += f"; slot of round-robin pool {fact.pool}"
-        trace = (WitnessStep(frame.relpath, line, frame.function.qualname, note),)
+        step = WitnessStep(frame.relpath, line, frame.function.qualname, note, written, fact.pool)
+        trace = (step,)
         return [s.on_write(trace) for s in states]
 
     # ------------------------------------------------------------------ calls
