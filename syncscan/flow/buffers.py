@@ -9,6 +9,9 @@ rotated with `(i + 1) % n`, is a round-robin slot pool.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import replace
+
 from syncscan.flow.frames import BufferFact, Frame
 from syncscan.index import ir
 from syncscan.packs import Vocabulary
@@ -73,25 +76,19 @@ class BufferOracle:
                     return binding.buffer
             if scope.function is None:
                 return None
-            best: BufferFact | None = None
-            for value in self.types.local_values(scope.function).get(expr.id, []):
-                fact = self._provenance(value, scope, frame, depth + 1)
-                if fact is not None and (best is None or _rank(fact) > _rank(best)):
-                    best = fact
-            return best
+            values = self.types.local_values(scope.function).get(expr.id, [])
+            return _strongest(self._provenance(v, scope, frame, depth + 1) for v in values)
         if isinstance(expr, ir.Attr):
             pool = self._pool_of(expr.base, scope, depth)
             if isinstance(expr.base, ir.Name) and expr.base.id == "self" and scope.self_class:
                 owners = frozenset({scope.self_class})
             else:
                 owners = self.types.expr_types(expr.base, scope)
-            best = None
-            for owner in sorted(owners):
-                if self.program.find_class(owner) is None:
-                    continue
-                fact = self.attribute_provenance(owner, expr.attr)
-                if fact is not None and (best is None or _rank(fact) > _rank(best)):
-                    best = fact
+            best = _strongest(
+                self.attribute_provenance(owner, expr.attr)
+                for owner in sorted(owners)
+                if self.program.find_class(owner) is not None
+            )
             return best.with_pool(pool) if best is not None else None
         if isinstance(expr, ir.Subscript):
             fact = self._provenance(expr.base, scope, frame, depth + 1)
@@ -101,11 +98,8 @@ class BufferOracle:
         if isinstance(expr, ir.Seq) and expr.elts:
             return self._provenance(expr.elts[0], scope, frame, depth + 1)
         if isinstance(expr, ir.IfExp):
-            a = self._provenance(expr.body, scope, frame, depth + 1)
-            b = self._provenance(expr.orelse, scope, frame, depth + 1)
-            if a is None or (b is not None and _rank(b) > _rank(a)):
-                return b
-            return a
+            branches = (expr.body, expr.orelse)
+            return _strongest(self._provenance(b, scope, frame, depth + 1) for b in branches)
         if isinstance(expr, ir.Call):
             return self._call_provenance(expr, scope, frame, depth)
         return None
@@ -138,12 +132,7 @@ class BufferOracle:
             return None
         if target in self.vocab.names("uva_view_functions") and call.args:
             source = self._provenance(call.args[0], scope, frame, depth + 1)
-            if source is not None:
-                return BufferFact(
-                    source.pinned, source.persistent, source.origin, source.path,
-                    source.line, source.pool, True, False,
-                )  # fmt: skip
-            return None
+            return replace(source, uva=True, device=False) if source is not None else None
         if target in self.vocab.names("allocators"):
             pin = dict(call.kwargs).get(self.vocab.scalar("pin_keyword", "pin_memory"))
             if isinstance(pin, ir.Const) and pin.value is True:
@@ -160,22 +149,15 @@ class BufferOracle:
         if key in self._attr_cache:
             return self._attr_cache[key]
         self._attr_cache[key] = None  # recursion guard
-        best: BufferFact | None = None
+        origin = f"{class_qualname.rsplit('.', 1)[-1]}.{attr}"
+        facts = []
         for target, value, scope in self.types.attribute_assignments(class_qualname):
-            if target != attr:
-                continue
-            fact = self._provenance(value, scope, None, 1)
-            if fact is None:
-                continue
-            short = class_qualname.rsplit(".", 1)[-1]
-            origin = f"{short}.{attr}"
-            line = _first_line(value) or (scope.function.line if scope.function else 0)
-            fact = BufferFact(
-                fact.pinned, True, origin, scope.module.path, line, fact.pool, fact.uva,
-                fact.device,
-            )  # fmt: skip
-            if best is None or _rank(fact) > _rank(best):
-                best = fact
+            fact = self._provenance(value, scope, None, 1) if target == attr else None
+            if fact is not None:
+                line = _first_line(value) or (scope.function.line if scope.function else 0)
+                path = scope.module.path
+                facts.append(replace(fact, persistent=True, origin=origin, path=path, line=line))
+        best = _strongest(facts)
         self._attr_cache[key] = best
         return best
 
@@ -229,6 +211,11 @@ def _device_kw(call: ir.Call, vocab: Vocabulary) -> bool | None:
     if isinstance(device, ir.Const):
         return str(device.value) not in vocab.names("host_devices")
     return True
+
+
+def _strongest(facts: Iterable[BufferFact | None]) -> BufferFact | None:
+    """The fact that says most about pinned, persistent memory (the first on a tie)."""
+    return max((f for f in facts if f is not None), key=_rank, default=None)
 
 
 def _rank(fact: BufferFact) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from syncscan.index.summary import FunctionSummary
 from syncscan.resolve.types import Scope
@@ -24,10 +24,7 @@ class BufferFact:
     def with_pool(self, pool: str | None) -> BufferFact:
         if pool is None or self.pool is not None:
             return self
-        return BufferFact(
-            self.pinned, self.persistent, self.origin, self.path, self.line, pool,
-            self.uva, self.device,
-        )  # fmt: skip
+        return replace(self, pool=pool)
 
 
 @dataclass(frozen=True)
