@@ -136,11 +136,16 @@ def test_suppression_without_reason_applies_but_is_reported(
     assert "SYNC001" in noted[0]
 
 
-def test_suppression_for_another_code_does_not_apply(
-    buggy: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("offset", "comment"),
+    [(0, "# syncscan: ignore[SYNC002] other"), (2, f"# syncscan: ignore[SYNC001] {REASON}")],
+    ids=["another-code", "unrelated-line"],
+)
+def test_suppression_that_does_not_apply(
+    offset: int, comment: str, buggy: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
 ) -> None:
     project, finding = buggy
-    edit_line(project / finding["path"], finding["line"], "  # syncscan: ignore[SYNC002] other")
+    edit_line(project / finding["path"], finding["line"] + offset, f"  {comment}")
     code, data, _ = check_json(capsys, project)
     assert code == 1
     assert [f["fingerprint"] for f in data["findings"]] == [finding["fingerprint"]]
@@ -154,18 +159,6 @@ def test_suppression_with_several_codes_or_a_prefix(
     edit_line(project / finding["path"], finding["line"], f"  # syncscan: ignore[{codes}] {REASON}")
     code, data, _ = check_json(capsys, project)
     assert (code, data["findings"]) == (0, [])
-
-
-def test_suppression_on_an_unrelated_line_does_not_apply(
-    buggy: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
-) -> None:
-    project, finding = buggy
-    edit_line(
-        project / finding["path"], finding["line"] + 2, f"  # syncscan: ignore[SYNC001] {REASON}"
-    )
-    code, data, _ = check_json(capsys, project)
-    assert code == 1
-    assert len(data["findings"]) == 1
 
 
 # --------------------------------------------------------------------------- unused suppressions
