@@ -94,32 +94,25 @@ def test_each_kind_of_bad_module_becomes_one_diagnostic(
     assert skipped["engine/bad.py"].strip()
 
 
-def test_dangling_symlink_module_is_named_relative_to_the_root(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("on_step_path", "why"),
+    [(True, "cannot read"), (False, "skipped by the text scan")],
+    ids=["on-the-step-path", "off-the-step-path"],
+)
+def test_dangling_symlink_module_is_named_once_relative_to_the_root(
+    on_step_path: bool, why: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Every file is read (the class-header scan): one that cannot be is said, once."""
     project = copy_project(BUGGY, tmp_path / "proj")
     (project / "engine" / "gone.py").symlink_to(tmp_path / "deleted_target.py")
-    use_on_step_path(project, "gone")
+    if on_step_path:
+        use_on_step_path(project, "gone")
     code, data, _ = check_json(capsys, project)
     assert code == 1
     assert len(data["findings"]) == 1
     skipped = diagnostics_by_path(data)
     assert list(skipped) == ["engine/gone.py"], data["diagnostics"]
-    assert "cannot read" in skipped["engine/gone.py"]
-
-
-def test_unreadable_module_off_the_step_path_is_named_once(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The class-header scan reads every file: one it cannot read is said, not skipped silently."""
-    project = copy_project(BUGGY, tmp_path / "proj")
-    (project / "engine" / "gone.py").symlink_to(tmp_path / "deleted_target.py")
-    code, data, _ = check_json(capsys, project)
-    assert code == 1
-    assert len(data["findings"]) == 1
-    skipped = diagnostics_by_path(data)
-    assert list(skipped) == ["engine/gone.py"], data["diagnostics"]
-    assert "skipped by the text scan" in skipped["engine/gone.py"]
+    assert why in skipped["engine/gone.py"]
 
 
 def test_locals_assigned_from_each_other_in_a_condition(
