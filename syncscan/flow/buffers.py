@@ -28,6 +28,7 @@ class BufferOracle:
         self.vocab = vocabulary
         self._attr_cache: dict[tuple[str, str], BufferFact | None] = {}
         self._rotating: dict[tuple[str, str], bool] = {}
+        self._return_cache: dict[tuple[str, str | None], BufferFact | None] = {}
 
     # ------------------------------------------------------------------ access paths
     def access_path(self, expr: ir.Expr | None, frame: Frame, depth: int = 0) -> str | None:
@@ -113,7 +114,7 @@ class BufferOracle:
             if name in self.vocab.names("view_methods"):
                 return self._provenance(func.base, scope, frame, depth + 1)
             if name in self.vocab.names("pin_methods"):
-                return BufferFact(True, False, "pin_memory()", scope.module.path, call.line)
+                return _allocated(True, "pin_memory()", scope, call)
             target = call.args[0] if call.args else dict(call.kwargs).get("device")
             to_host = isinstance(target, ir.Const) and str(target.value) in self.vocab.names(
                 "host_devices"
@@ -124,24 +125,63 @@ class BufferOracle:
                 and _device_kw(call, self.vocab) is not False
                 and moves_to_device
             ):
-                return BufferFact(
-                    False, False, "device tensor", scope.module.path, call.line, device=True
-                )
+                return _allocated(False, "device tensor", scope, call, device=True)
         target = self.program.resolve_dotted(scope.module, func) if ir.dotted(func) else None
         if target is None:
-            return None
+            return self._returned(call, scope, depth)
         if target in self.vocab.names("uva_view_functions") and call.args:
             source = self._provenance(call.args[0], scope, frame, depth + 1)
             return replace(source, uva=True, device=False) if source is not None else None
         if target in self.vocab.names("allocators"):
             pin = dict(call.kwargs).get(self.vocab.scalar("pin_keyword", "pin_memory"))
-            if isinstance(pin, ir.Const) and pin.value is True:
-                return BufferFact(True, False, "pinned allocation", scope.module.path, call.line)
-            if _device_kw(call, self.vocab) is True:
-                return BufferFact(
-                    False, False, "device tensor", scope.module.path, call.line, device=True
+            on_device = _device_kw(call, self.vocab)
+            if on_device is True:
+                return _allocated(False, "device tensor", scope, call, device=True)
+            # `pin_memory=<expr>` pins unless the expression is provably false: a
+            # flag (`is_pin_memory_available()`, `self.pin_memory`) is true on the
+            # machines the engine serves.
+            if pin is not None and not _provably_false(pin):
+                return _allocated(True, "pinned allocation", scope, call)
+            if on_device is None and target.endswith("_like"):
+                return None  # on the device of its argument, whatever that is
+            return _allocated(False, "host tensor", scope, call)
+        return self._returned(call, scope, depth)
+
+    def _returned(self, call: ir.Call, scope: Scope, depth: int) -> BufferFact | None:
+        """What a project function returns: a helper handing out a view of its
+        buffer (`return buf.uva[:n]`) gives the caller that buffer."""
+        if depth >= _MAX_DEPTH:
+            return None
+        facts = []
+        for function, module, self_class in self._callees(call, scope):
+            key = (function.qualname, self_class)
+            if key not in self._return_cache:
+                self._return_cache[key] = None  # recursion guard
+                inner = Scope(module, function, self_class)
+                self._return_cache[key] = _strongest(
+                    self._provenance(value, inner, None, depth + 1)
+                    for value in _returned_values(function.body)
                 )
-        return None
+            facts.append(self._return_cache[key])
+        return _strongest(facts)
+
+    def _callees(self, call: ir.Call, scope: Scope):
+        """(function, module, self class) a call may run, as far as types tell."""
+        func = call.func
+        if isinstance(func, ir.Attr):
+            for owner in sorted(self.types.expr_types(func.base, scope)):
+                owner = owner[5:-1] if owner.startswith("type[") else owner
+                method = self.program.find_method(owner, func.attr)
+                module = self.program.module_of(method.qualname) if method else None
+                if method is not None and module is not None:
+                    yield method, module, owner
+            return
+        target = self.program.resolve_dotted(scope.module, func) if ir.dotted(func) else None
+        if target is None:
+            return
+        symbol = self.program.lookup(target)
+        if symbol.kind == "function" and symbol.function is not None and symbol.module:
+            yield symbol.function, symbol.module, None
 
     def attribute_provenance(self, class_qualname: str, attr: str) -> BufferFact | None:
         """What `obj.attr` holds for objects of `class_qualname` (persistent)."""
@@ -201,6 +241,36 @@ class BufferOracle:
     def is_device_value(self, expr: ir.Expr, frame: Frame) -> bool:
         fact = self.provenance(expr, frame)
         return fact is not None and fact.device
+
+
+def _allocated(
+    pinned: bool, origin: str, scope: Scope, call: ir.Call, device: bool = False
+) -> BufferFact:
+    """A fresh allocation: its site is its identity for the happens-before model."""
+    path = scope.module.path
+    return BufferFact(
+        pinned,
+        False,
+        origin,
+        path,
+        call.line,
+        device=device,
+        host=not device,
+        site=f"{path}:{call.line}:{call.col}",
+    )
+
+
+def _provably_false(expr: ir.Expr) -> bool:
+    return isinstance(expr, ir.Const) and not expr.value
+
+
+def _returned_values(stmts: tuple[ir.Stmt, ...]):
+    """The values of a function's `return` statements (not those of nested defs)."""
+    for stmt in stmts:
+        if isinstance(stmt, ir.Return) and stmt.value is not None:
+            yield stmt.value
+        for child in ir.child_blocks(stmt):
+            yield from _returned_values(child)
 
 
 def _device_kw(call: ir.Call, vocab: Vocabulary) -> bool | None:

@@ -71,6 +71,7 @@ class Analysis:
             self.callgraph.assigned_attrs,
             frozenset().union(*(f.flag_params for f in entries)),
             self.packs.vocabulary.names("assume_true"),
+            self.packs.vocabulary.names("idle_conditions"),
         )
         return Walker(
             self.program,

@@ -20,6 +20,19 @@ class BufferFact:
     pool: str | None = None  # "UvaBufferPool._uva_bufs[_curr]": a round-robin slot
     uva: bool = False  # a device view reading pinned memory in place
     device: bool = False  # memory on the device
+    host: bool = False  # host memory (pinned or pageable)
+    site: str = ""  # the allocation, "path:line": views and attributes keep it
+
+    @property
+    def identity(self) -> str:
+        """The memory this is, as the happens-before model knows it: the allocation,
+        and for a round-robin pool, its slots (a slot comes back `depth` steps later)."""
+        return f"{self.site}[slot]" if self.pool else self.site
+
+    @property
+    def shared_pinned(self) -> bool:
+        """Pinned host memory that outlives a step (the device may still access it)."""
+        return self.pinned and self.persistent
 
     def with_pool(self, pool: str | None) -> BufferFact:
         if pool is None or self.pool is not None:

@@ -27,8 +27,10 @@ class ModeOracle:
         assigned_on_step: set[tuple[str, str]],
         root_mode_params: frozenset[str],
         assume_true: frozenset[str] = frozenset(),
+        idle_conditions: frozenset[str] = frozenset(),
     ) -> None:
         self.assume_true = assume_true
+        self.idle_conditions = idle_conditions
         self.types = types
         self.buffers = buffers
         self.assigned_on_step = assigned_on_step
@@ -65,6 +67,12 @@ class ModeOracle:
             return (states, []) if bool(test.value) else ([], states)
         if isinstance(test, ir.Call) and self._assumed_true(test, frame):
             return states, []
+        text = condition_text(test)
+        if text is not None and text in self.idle_conditions:
+            return self._split_on(text, True, states)
+        assigned = self._assigned(test, frame, states)
+        if assigned is not None:
+            return self._split_on(*assigned, states)
         atom = self.predicate(test, frame, depth)
         if atom is None:
             return states, states
@@ -73,6 +81,12 @@ class ModeOracle:
             t, f = self.split(expr, frame, states, depth + 1)
             return (t, f) if polarity else (f, t)
         key, polarity = atom
+        return self._split_on(key, polarity, states)
+
+    def _split_on(
+        self, key: str, polarity: bool, states: list[PathState]
+    ) -> tuple[list[PathState], list[PathState]]:
+        """Split on `key == polarity`, consistently with what each state assumed."""
         true_states: list[PathState] = []
         false_states: list[PathState] = []
         for state in states:
@@ -85,6 +99,30 @@ class ModeOracle:
             else:
                 false_states.append(state)
         return true_states, false_states
+
+    def _assigned(
+        self, test: ir.Expr, frame: Frame, states: list[PathState]
+    ) -> tuple[str, bool] | None:
+        """`self.x is None` / `self.x` where this path assigned `self.x` itself."""
+        polarity = True
+        expr = test
+        if isinstance(test, ir.Compare) and len(test.ops) == 1:
+            right = test.comparators[0]
+            if not (isinstance(right, ir.Const) and right.value is None):
+                return None
+            if test.ops[0] not in ("is", "is not"):
+                return None
+            polarity = test.ops[0] == "is not"
+            expr = test.left
+        if not isinstance(expr, ir.Attr):
+            return None
+        path = self.buffers.access_path(expr, frame)
+        if path is None:
+            return None
+        key = assigned_key(path)
+        if not any(s.assumed(key) is not None for s in states):
+            return None
+        return key, polarity
 
     def _assumed_true(self, call: ir.Call, frame: Frame) -> bool:
         """`torch.accelerator.is_available()`: the packs say it holds where it matters."""
@@ -164,6 +202,21 @@ class ModeOracle:
         if _is_none(value.body) and not _is_none(value.orelse):
             return (value.test, False)
         return None
+
+
+def assigned_key(path: str) -> str:
+    """The assumption a path records when it assigns `path` itself: it holds a value."""
+    return f"{path} is set"
+
+
+def condition_text(test: ir.Expr) -> str | None:
+    """`a.b == 0` as text, for conditions a pack names."""
+    if not (isinstance(test, ir.Compare) and len(test.ops) == 1):
+        return None
+    left, right = ir.dotted(test.left), test.comparators[0]
+    if left is None or not isinstance(right, ir.Const):
+        return None
+    return f"{left} {test.ops[0]} {right.value!r}"
 
 
 def _is_none(expr: ir.Expr) -> bool:

@@ -7,9 +7,8 @@ last launch: work the step loop may still run (`busy_on_entry`), or work the
 transition launched itself. The walker runs in barriers-only mode: waiting on
 one event or stream, or on a CPU barrier, does not make the device idle.
 
-The path state is reused as it is for steps: `write` marks that tracking has
-started, `reader` holds the launch that may still be running, `in_flight` says
-no barrier has followed it yet.
+The path state is reused as it is for steps: `launched` holds the launch that
+may still be running (`in_flight`: no barrier has followed it yet).
 """
 
 from __future__ import annotations
@@ -90,13 +89,12 @@ class QuiescenceAnalyzer:
 
     @staticmethod
     def _entry_state(busy: bool, function: str) -> PathState:
-        start = WitnessStep("", 0, "", "the transition starts")
         if not busy:
-            return PathState(write=(start,))
+            return PathState()
         work = WitnessStep(
             "", 0, function, "device work the step loop launched may still be running"
         )
-        return PathState(write=(start,), reader=(work,), in_flight=True)
+        return PathState(launched=(work,))
 
     def _function(
         self,
@@ -151,6 +149,6 @@ class QuiescenceAnalyzer:
             function,
             kind,
             bool(lacking),
-            chosen.reader if chosen else None,
+            chosen.launched if chosen else None,
             chosen.wait if chosen and not lacking else None,
         )

@@ -1,9 +1,15 @@
-"""Path states: what one path of the step has done, under which mode assumptions.
+"""Path states: the happens-before facts of one path, under its mode assumptions.
 
-The abstraction is small on purpose: the first persistent pinned write, the
-first device reader after it, whether a launch is still unwaited, the events
-waited before the first write and recorded after the last. States with equal
-facts merge (their assumptions intersect), so the number of states stays
+One agent is the host thread, the other the device (one stream: the current
+one). A path state records, for each persistent pinned buffer (known by its
+allocation site, and by its pool when it is a round-robin slot), the device
+accesses launched on it that no host wait has covered yet (`pending`), the
+event records that would cover them (`events`: a snapshot of what was pending
+at the record), and every host write into a buffer the device still accesses
+(`races`). The state is also a transfer function: walked from the empty state,
+a callee's `exposed` writes (with the waits it made before each) and `waited`
+keys are what `compose` needs to replay it after any caller state. States with
+equal facts merge (their assumptions intersect), so the number of states stays
 bounded however many branches a step has.
 """
 
@@ -29,29 +35,50 @@ class WitnessStep:
 
 Trace = tuple[WitnessStep, ...]
 
-DEVICE_BARRIER = "<device>"  # a full-device wait: orders every earlier launch
+DEVICE_BARRIER = "<device>"  # a wait that orders every earlier launch on the stream
+
+# A device access of host memory not yet covered by a host wait:
+# (buffer identity, "read" | "write", the launch that makes it).
+Pending = tuple[str, str, Trace]
+# A host write that races a pending device access: (buffer, host write, device access).
+Race = tuple[str, Trace, Trace]
+# A write made during a walk, with the wait keys the walk had met before it.
+Exposed = tuple[str, Trace, frozenset[str]]
 
 
 @dataclass(frozen=True)
 class PathState:
     assumptions: tuple[tuple[str, bool], ...] = ()
-    write: Trace | None = None
-    reader: Trace | None = None
-    in_flight: bool = False
-    wait: Trace | None = None
-    entry_syncs: frozenset[str] = frozenset()
-    records: frozenset[str] = frozenset()
-    rewrote: bool = False  # wrote again after the first write (for composing callees)
+    write: Trace | None = None  # the first persistent pinned write (the witness)
+    written: frozenset[str] = frozenset()
+    reader: Trace | None = None  # the first device access of a buffer this path wrote
+    pending: tuple[Pending, ...] = ()
+    events: tuple[tuple[str, frozenset[str]], ...] = ()
+    exposed: tuple[Exposed, ...] = ()
+    waited: frozenset[str] = frozenset()
+    races: tuple[Race, ...] = ()
+    launched: Trace | None = None  # the last launch no host wait has followed
+    wait: Trace | None = None  # the last host wait
+    guarded: bool = False  # met an event protocol (a record, or a wait on an event)
+
+    @property
+    def in_flight(self) -> bool:
+        """Device work was launched and no host wait has followed it."""
+        return self.launched is not None
 
     def facts(self) -> tuple:
         return (
             self.write is not None,
+            self.written,
             self.reader is not None,
-            self.in_flight,
+            tuple((b, k) for b, k, _ in self.pending),
+            self.events,
+            tuple((b, keys) for b, _, keys in self.exposed),
+            self.waited,
+            tuple(b for b, _, _ in self.races),
+            self.launched is not None,
             self.wait is not None,
-            self.entry_syncs,
-            self.records,
-            self.rewrote,
+            self.guarded,
         )
 
     def key(self) -> tuple:
@@ -70,42 +97,93 @@ class PathState:
     def assume(self, predicate: str, value: bool) -> PathState:
         return self.but(assumptions=tuple(sorted((*self.assumptions, (predicate, value)))))
 
+    def decide(self, predicate: str, value: bool) -> PathState:
+        """`assume`, replacing what was assumed of `predicate` before."""
+        kept = tuple((k, v) for k, v in self.assumptions if k != predicate)
+        return self.but(assumptions=tuple(sorted((*kept, (predicate, value)))))
+
+    def pending_ids(self) -> frozenset[str]:
+        return frozenset(b for b, _, _ in self.pending)
+
+    def event_snapshot(self, event: str) -> frozenset[str] | None:
+        for name, covered in self.events:
+            if name == event:
+                return covered
+        return None
+
     # ------------------------------------------------------------------ effects
-    def on_write(self, trace: Trace) -> PathState:
+    def on_write(self, trace: Trace, buffer: str) -> PathState:
+        """A host write into persistent pinned memory."""
+        races = self.races
+        if buffer not in {b for b, _, _ in races}:
+            access = racing_access(self.pending, buffer)
+            if access is not None:
+                races = (*races, (buffer, trace, access))
+        exposed = self.exposed
+        if buffer not in {b for b, _, _ in exposed}:
+            exposed = (*exposed, (buffer, trace, self.waited))
         return self.but(
-            write=self.write or trace, records=frozenset(), rewrote=self.write is not None
+            write=self.write or trace,
+            written=self.written | {buffer},
+            races=races,
+            exposed=exposed,
         )
 
-    def on_launch(self, trace: Trace) -> PathState:
-        if self.write is None:
-            return self
-        return self.but(in_flight=True, reader=self.reader or trace)
+    def on_launch(self, trace: Trace, accesses: tuple[tuple[str, str], ...] = ()) -> PathState:
+        """Device work; `accesses` are the (buffer, read|write) of host memory it makes."""
+        changes: dict[str, object] = {"launched": trace}
+        if accesses:
+            pending = dict(((b, k), t) for b, k, t in self.pending)
+            reader = self.reader
+            for buffer, kind in accesses:
+                pending.setdefault((buffer, kind), trace)
+                if reader is None and buffer in self.written:
+                    reader = trace
+            changes["pending"] = tuple(sorted((b, k, t) for (b, k), t in pending.items()))
+            changes["reader"] = reader
+        return self.but(**changes)
 
-    def on_wait(self, trace: Trace, event: str | None) -> PathState:
-        entry = self.entry_syncs
-        if self.write is None and event is not None:
-            entry = entry | {event}
-        return self.but(in_flight=False, wait=trace, entry_syncs=entry)
+    def on_wait(self, trace: Trace, key: str) -> PathState:
+        """A host wait: on the whole stream/device (DEVICE_BARRIER) or on one event."""
+        if key == DEVICE_BARRIER:
+            return self.but(
+                pending=(), launched=None, wait=trace, waited=self.waited | {key}, events=()
+            )
+        covered = self.event_snapshot(key)
+        pending = self.pending
+        launched = self.launched
+        if covered is not None:
+            pending = tuple(p for p in pending if p[0] not in covered)
+            launched = None
+        return self.but(
+            pending=pending, launched=launched, wait=trace, waited=self.waited | {key}, guarded=True
+        )
 
     def on_record(self, event: str) -> PathState:
-        if self.write is None:
-            return self
-        return self.but(records=self.records | {event})
-
-    def semaphore(self) -> str | None:
-        """The event that bounds this path in the semaphore form, if any."""
-        if DEVICE_BARRIER in self.entry_syncs:
-            return DEVICE_BARRIER
-        common = sorted(self.entry_syncs & self.records)
-        return common[0] if common else None
+        snapshot = self.pending_ids()
+        events = tuple(sorted((*(e for e in self.events if e[0] != event), (event, snapshot))))
+        return self.but(events=events, guarded=True)
 
 
 def merge(states: list[PathState]) -> list[PathState]:
-    """Merge states with equal facts, keeping only the assumptions they share."""
+    """Join states under the same assumptions, then merge equal facts.
+
+    The join is a may/must join: what some path may have done (pending
+    accesses, writes, races, an unwaited launch) is kept from every state;
+    what a path must have done (the waits met before a write, the waits made)
+    only where all did. States left with equal facts keep only the assumptions
+    they share. So a step's states stay as few as its mode assignments.
+    """
     if len(states) < 2:
         return states
-    groups: dict[tuple, list[PathState]] = {}
+    by_mode: dict[tuple, list[PathState]] = {}
     for state in states:
+        by_mode.setdefault(state.assumptions, []).append(state)
+    joined = [group[0] if len(group) == 1 else join(group) for group in by_mode.values()]
+    if len(joined) < 2:
+        return joined
+    groups: dict[tuple, list[PathState]] = {}
+    for state in joined:
         groups.setdefault(state.facts(), []).append(state)
     merged: list[PathState] = []
     for group in groups.values():
@@ -120,6 +198,64 @@ def merge(states: list[PathState]) -> list[PathState]:
     return merged
 
 
+def join(states: list[PathState]) -> PathState:
+    """One state for several paths under the same assumptions (see `merge`)."""
+    first = states[0]
+    pending: dict[tuple[str, str], Trace] = {}
+    events: dict[str, frozenset[str]] = {}
+    exposed: dict[str, tuple[Trace, frozenset[str]]] = {}
+    races: dict[str, tuple[Trace, Trace]] = {}
+    written: frozenset[str] = frozenset()
+    waited = first.waited
+    write = reader = launched = None
+    wait = first.wait
+    guarded = False
+    for state in states:
+        for b, k, t in state.pending:
+            pending.setdefault((b, k), t)
+        for name, covered in state.events:
+            events[name] = events.get(name, frozenset()) | covered
+        for b, t, keys in state.exposed:
+            if b in exposed:
+                exposed[b] = (exposed[b][0], exposed[b][1] & keys)
+            else:
+                exposed[b] = (t, keys)
+        for b, w, a in state.races:
+            races.setdefault(b, (w, a))
+        written |= state.written
+        waited &= state.waited
+        write = write or state.write
+        reader = reader or state.reader
+        launched = launched or state.launched
+        if state.wait is None:
+            wait = None
+        guarded = guarded or state.guarded
+    # An event covers an access only if every path that left it pending
+    # recorded the event after it (a path that did not record it leaves it stale).
+    for name in list(events):
+        events[name] = frozenset(
+            b
+            for b in events[name]
+            if all(b in (s.event_snapshot(name) or ()) or b not in s.pending_ids() for s in states)
+        )
+    return _built(
+        {
+            "assumptions": first.assumptions,
+            "write": write,
+            "written": written,
+            "reader": reader,
+            "pending": tuple(sorted((b, k, t) for (b, k), t in pending.items())),
+            "events": tuple(sorted(events.items())),
+            "exposed": tuple((b, t, keys) for b, (t, keys) in exposed.items()),
+            "waited": waited,
+            "races": tuple((b, w, a) for b, (w, a) in races.items()),
+            "launched": launched,
+            "wait": wait,
+            "guarded": guarded,
+        }
+    )
+
+
 def dedupe(states: list[PathState]) -> list[PathState]:
     seen: dict[tuple, PathState] = {}
     for state in states:
@@ -129,8 +265,45 @@ def dedupe(states: list[PathState]) -> list[PathState]:
 
 def canonical(state: PathState) -> PathState:
     """The input a callee is walked from: only what changes its behaviour."""
-    marker = state.write
-    return PathState(assumptions=state.assumptions, write=marker)
+    return PathState(assumptions=state.assumptions)
+
+
+CARRIED = "*"  # marks an access made by the previous step (the loop unrolled)
+
+
+def same_memory(a: str, b: str) -> bool:
+    """Identities are `site@holder` (the object holding the buffer, in the root's
+    terms, when known), `site` alone (holder unknown) or `site[slot]`. One
+    allocation site serves every instance of a class, so a known holder is
+    never taken for another or for an unknown one: silent where no conflicting
+    access is known."""
+    return a == b
+
+
+def racing_access(pending: tuple[Pending, ...], buffer: str) -> Trace | None:
+    """The pending device access a host write into `buffer` races, if any.
+
+    A pool rotates to its next slot before each write, so a slot write races
+    only an access carried from an earlier step (the slot comes back after
+    `depth` steps of the same path), never one made earlier in this step.
+    """
+    slot = buffer.endswith("[slot]")
+    for b, kind, trace in pending:
+        if same_memory(b, buffer) and (not slot or kind.endswith(CARRIED)):
+            return trace
+    return None
+
+
+def carried(pending: tuple[Pending, ...]) -> tuple[Pending, ...]:
+    """The accesses a step leaves pending, as the next step sees them."""
+    return tuple((b, k if k.endswith(CARRIED) else k + CARRIED, t) for b, k, t in pending)
+
+
+def covered_by(keys: frozenset[str], buffer: str, state: PathState) -> bool:
+    """Whether waits on `keys` (made after `state`) order the pending access of `buffer`."""
+    if DEVICE_BARRIER in keys:
+        return True
+    return any(any(same_memory(buffer, b) for b in state.event_snapshot(k) or ()) for k in keys)
 
 
 def compose(before: PathState, out: PathState, step: WitnessStep, start: tuple = ()) -> PathState:
@@ -139,35 +312,76 @@ def compose(before: PathState, out: PathState, step: WitnessStep, start: tuple =
     Traces made inside the callee get the call site in front; the caller's
     assumptions come back, with whatever the callee decided added. `start` is
     what the callee was walked from: when it decided nothing new, the caller's
-    assumptions stand as they are.
+    assumptions stand as they are. The callee's writes are checked against
+    what the caller left pending, less what the waits before each write cover.
     """
     if out.assumptions == start or out.assumptions == before.assumptions:
         merged = before.assumptions
     else:
         merged = _joined(before.assumptions, out.assumptions)
-    wait = (step, *out.wait) if out.wait is not None else before.wait
-    reader = (step, *out.reader) if out.reader is not None else None
-    if before.write is None:
-        return _state(
-            merged,
-            (step, *out.write) if out.write is not None else None,
-            reader,
-            out.in_flight,
-            wait,
-            before.entry_syncs | out.entry_syncs,
-            out.records,
-            False,
-        )
-    touched = out.reader is not None or out.wait is not None
-    return _state(
-        merged,
-        before.write,
-        before.reader or reader,
-        out.in_flight if touched else before.in_flight,
-        wait,
-        before.entry_syncs,
-        out.records if out.rewrote else before.records | out.records,
-        before.rewrote or out.rewrote,
+
+    def at(trace: Trace) -> Trace:
+        return (step, *trace)
+
+    races = list(before.races)
+    raced = {b for b, _, _ in races}
+    for buffer, trace, keys in out.exposed:
+        if buffer in raced or covered_by(keys, buffer, before):
+            continue
+        access = racing_access(before.pending, buffer)
+        if access is not None:
+            races.append((buffer, at(trace), access))
+            raced.add(buffer)
+    for buffer, write, access in out.races:
+        if buffer not in raced:
+            races.append((buffer, at(write), at(access)))
+            raced.add(buffer)
+
+    left = tuple(p for p in before.pending if not covered_by(out.waited, p[0], before))
+    pending = dict(((b, k), t) for b, k, t in left)
+    for b, k, t in out.pending:
+        pending.setdefault((b, k), at(t))
+    remaining = frozenset(b for b, _, _ in left)
+    events = dict(before.events) if DEVICE_BARRIER not in out.waited else {}
+    for name, covered in out.events:
+        events[name] = covered | remaining
+
+    reader = before.reader
+    if reader is None:
+        seen = before.written
+        for b, _, t in out.pending:
+            if b in seen:
+                reader = at(t)
+                break
+        if reader is None and out.reader is not None:
+            reader = at(out.reader)
+
+    exposed = list(before.exposed)
+    known = {b for b, _, _ in exposed}
+    for buffer, trace, keys in out.exposed:
+        if buffer not in known:
+            exposed.append((buffer, at(trace), before.waited | keys))
+            known.add(buffer)
+
+    return _built(
+        {
+            "assumptions": merged,
+            "write": before.write or (at(out.write) if out.write is not None else None),
+            "written": before.written | out.written,
+            "reader": reader,
+            "pending": tuple(sorted((b, k, t) for (b, k), t in pending.items())),
+            "events": tuple(sorted(events.items())),
+            "exposed": tuple(exposed),
+            "waited": before.waited | out.waited,
+            "races": tuple(races),
+            "launched": (
+                at(out.launched)
+                if out.launched is not None
+                else (None if out.waited & {DEVICE_BARRIER} else before.launched)
+            ),
+            "wait": at(out.wait) if out.wait is not None else before.wait,
+            "guarded": before.guarded or out.guarded,
+        }
     )
 
 
@@ -178,30 +392,6 @@ def _joined(before: tuple, decided: tuple) -> tuple:
     assumptions = dict(before)
     assumptions.update(decided)
     return tuple(sorted(assumptions.items()))
-
-
-def _state(
-    assumptions: tuple,
-    write: Trace | None,
-    reader: Trace | None,
-    in_flight: bool,
-    wait: Trace | None,
-    entry_syncs: frozenset[str],
-    records: frozenset[str],
-    rewrote: bool,
-) -> PathState:
-    return _built(
-        {
-            "assumptions": assumptions,
-            "write": write,
-            "reader": reader,
-            "in_flight": in_flight,
-            "wait": wait,
-            "entry_syncs": entry_syncs,
-            "records": records,
-            "rewrote": rewrote,
-        }
-    )
 
 
 def _built(values: dict[str, object]) -> PathState:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from syncscan.flow.state import DEVICE_BARRIER, PathState, WitnessStep
+from syncscan.flow.state import PathState, Race, WitnessStep, carried, same_memory
 from syncscan.flow.walk import Incomplete, ReturnInfo, Walker, with_fall_through
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import PackSet, StepRootSpec
 from syncscan.resolve.program import Program
 
 UNBOUNDED = "unbounded"
+OUTSIDE_GUARD = "write outside guard"
 
 
 @dataclass(frozen=True)
@@ -34,12 +35,19 @@ class StepRoot:
 
 @dataclass(frozen=True)
 class StepPath:
-    """One way a step can end, with what it did and why it is (un)bounded."""
+    """One way a step can end, with what it did and why it is (un)bounded.
+
+    `race` is the host write that the happens-before model finds unordered
+    with an earlier device access of the same buffer: in this step
+    (`across_steps` False) or in the next step the loop runs (`across_steps`).
+    """
 
     state: PathState
     returns: tuple[ReturnInfo, ...]
     verdict: str
     reason: str
+    race: Race | None = None
+    across_steps: bool = False
 
 
 @dataclass
@@ -85,11 +93,19 @@ class StepAnalyzer:
         unique: dict[tuple, tuple[PathState, tuple[ReturnInfo, ...]]] = {}
         for state, returns in finals:
             unique.setdefault((state.key(), returns), (state, returns))
-        paths = [self._verdict(state, returns) for state, returns in unique.values()]
-        return RootAnalysis(root, _bound_by_mode(paths))
+        self._next_steps: dict[tuple, list[tuple[PathState, tuple[ReturnInfo, ...]]]] = {}
+        try:
+            paths = [self._verdict(root, state, returns) for state, returns in unique.values()]
+        except Incomplete as exc:
+            return RootAnalysis(root, [], incomplete=f"the next step: {exc}")
+        except RecursionError:
+            return RootAnalysis(root, [], incomplete="code nested too deeply to follow")
+        return RootAnalysis(root, paths)
 
     # ------------------------------------------------------------------ phases
-    def _run_phases(self, root: StepRoot) -> list[tuple[PathState, tuple[ReturnInfo, ...]]]:
+    def _run_phases(
+        self, root: StepRoot, start: PathState | None = None
+    ) -> list[tuple[PathState, tuple[ReturnInfo, ...]]]:
         """Phase one, then (where it returned None) each continuation method.
 
         The states reaching one `return None` continue together, so the
@@ -99,7 +115,7 @@ class StepAnalyzer:
             root.function, root.self_class, "self", (), root.function.flag_params
         )
         assert frame is not None
-        fall, exits = self.walker.run(frame, [PathState()])
+        fall, exits = self.walker.run(frame, [start or PathState()])
         continuations = [
             m
             for name in root.continuation
@@ -122,37 +138,93 @@ class StepAnalyzer:
         return finals
 
     # ------------------------------------------------------------------ verdicts
-    def _verdict(self, state: PathState, returns: tuple[ReturnInfo, ...]) -> StepPath:
-        if state.write is None:
+    def _verdict(
+        self, root: StepRoot, state: PathState, returns: tuple[ReturnInfo, ...]
+    ) -> StepPath:
+        idle = self.packs.vocabulary.names("idle_conditions")
+        if any(value and key in idle for key, value in state.assumptions):
+            return StepPath(
+                state, returns, "no device reader", "the step has no work scheduled (pack)"
+            )
+        if state.races:
+            return StepPath(
+                state, returns, OUTSIDE_GUARD,
+                "a host write in this step races a device access launched before it",
+                race=state.races[0],
+            )  # fmt: skip
+        if state.write is None and not state.pending:
             return StepPath(
                 state, returns, "no pinned writes", "writes no persistent pinned buffer"
             )
-        if state.reader is None:
+        if state.reader is None and not state.pending:
             return StepPath(
-                state, returns, "no device reader", "no device work follows its pinned writes"
+                state, returns, "no device reader", "no device work reads its pinned writes"
             )
-        if not state.in_flight:
+        if not state.pending:
             return StepPath(state, returns, "waits inline", "a host wait follows its launches")
-        final = returns[-1]
-        for t in sorted(final.types):
-            method = self._waiting_resolution(t)
-            if method is not None:
-                return StepPath(
-                    state, returns, "deferred",
-                    f"returns {t.rsplit('.', 1)[-1]}, whose {method}() waits on the host",
-                )  # fmt: skip
-        event = state.semaphore()
-        if event is not None:
-            what = "a full-device wait" if event == DEVICE_BARRIER else f"event {event}"
-            return StepPath(
-                state, returns, "semaphore",
-                f"{what} is waited before the first pinned write and recorded after the last",
-            )  # fmt: skip
+        pending = state.pending
+        deferred = self._deferred(returns[-1])
+        if deferred is not None:
+            # The engine resolves this step before it admits `bound` more, and a
+            # round-robin pool is as deep as that bound: its slots are covered.
+            pending = tuple(p for p in pending if not _is_slot(p[0]))
+            if not pending:
+                return StepPath(state, returns, "deferred", deferred)
         for predicate, value in state.assumptions:
             reason = self.packs.bounded_reason(predicate, value)
             if reason is not None:
                 return StepPath(state, returns, "bounded by peer", reason)
-        return StepPath(state, returns, UNBOUNDED, "no host wait, inline or deferred")
+        race = self._next_step_race(root, state.but(pending=pending))
+        if race is None:
+            return StepPath(
+                state, returns, "semaphore",
+                "the next step waits before it rewrites what the device still accesses",
+            )  # fmt: skip
+        if state.guarded:
+            return StepPath(
+                state, returns, OUTSIDE_GUARD,
+                "the next step rewrites a buffer before the wait that covers this step's access",
+                race=race, across_steps=True,
+            )  # fmt: skip
+        return StepPath(
+            state, returns, UNBOUNDED, "no host wait, inline or deferred",
+            race=race, across_steps=True,
+        )  # fmt: skip
+
+    def _deferred(self, final: ReturnInfo) -> str | None:
+        for t in sorted(final.types):
+            method = self._waiting_resolution(t)
+            if method is not None:
+                return f"returns {t.rsplit('.', 1)[-1]}, whose {method}() waits on the host"
+        return None
+
+    def _next_step_race(self, root: StepRoot, end: PathState) -> Race | None:
+        """Unroll the loop once: the same root, in the same mode, from where this
+        path left the device. A write to a buffer still pending races it. A slot
+        of a pool comes back only after `depth` steps, so it races only when the
+        next step leaves the pool unwaited too (the path can repeat)."""
+        start = PathState(
+            assumptions=end.assumptions, pending=carried(end.pending), events=end.events
+        )
+        key = start.key()
+        if key not in self._next_steps:
+            self._next_steps[key] = self._run_phases(root, start)
+        left = end.pending_ids()
+        for state, returns in self._next_steps[key]:
+            for buffer, write, access in state.races:
+                if not any(same_memory(buffer, b) for b in left):
+                    continue
+                if _is_slot(buffer) and not self._leaves_slot_unwaited(state, returns, buffer):
+                    continue
+                return (buffer, write, access)
+        return None
+
+    def _leaves_slot_unwaited(
+        self, state: PathState, returns: tuple[ReturnInfo, ...], buffer: str
+    ) -> bool:
+        if not any(same_memory(buffer, b) for b in state.pending_ids()):
+            return False
+        return self._deferred(returns[-1]) is None
 
     def _waiting_resolution(self, class_qualname: str) -> str | None:
         """The resolution method of `class_qualname` that waits on every path."""
@@ -167,54 +239,18 @@ class StepAnalyzer:
                 frame = self.walker.frame_for(method, class_qualname, None)
                 if frame is None:
                     continue
-                probe = PathState(
-                    write=(WitnessStep("", 0, "", "probe"),),
-                    reader=(WitnessStep("", 0, "", "probe"),),
-                    in_flight=True,
-                )
+                probe = PathState(launched=(WitnessStep("", 0, "", "probe"),))
                 try:
                     fall, exits = self.walker.run(frame, [probe])
                 except Incomplete:
                     continue
                 ends = fall + [e.state for e in exits]
-                if ends and all(not s.in_flight for s in ends):
+                if ends and all(s.wait is not None for s in ends):
                     found = name
                     break
         self._resolution_cache[class_qualname] = found
         return found
 
 
-def _compatible(a: tuple[tuple[str, bool], ...], b: tuple[tuple[str, bool], ...]) -> bool:
-    other = dict(b)
-    return all(other.get(k, v) == v for k, v in a)
-
-
-def _bound_by_mode(paths: list[StepPath]) -> list[StepPath]:
-    """An unwaited exit taken only on some steps of a mode that otherwise waits
-    is bounded by those steps: the host cannot run ahead of the mode for long."""
-    bounded: dict[tuple[tuple[str, bool], ...], str] = {}
-    for p in paths:
-        if p.verdict in ("waits inline", "deferred", "semaphore"):
-            bounded.setdefault(p.state.assumptions, p.verdict)
-    peer_of: dict[tuple[tuple[str, bool], ...], str | None] = {}
-    out: list[StepPath] = []
-    for path in paths:
-        if path.verdict == UNBOUNDED:
-            mode = path.state.assumptions
-            if mode not in peer_of:
-                peer_of[mode] = next(
-                    (v for other, v in bounded.items() if _compatible(mode, other)), None
-                )
-            peer = peer_of[mode]
-            if peer is not None:
-                out.append(
-                    StepPath(
-                        path.state,
-                        path.returns,
-                        "bounded by the mode's other steps",
-                        f"a data-dependent exit; other steps of this mode are {peer}",
-                    )
-                )
-                continue
-        out.append(path)
-    return out
+def _is_slot(buffer: str) -> bool:
+    return buffer.endswith("[slot]")

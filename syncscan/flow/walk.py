@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from syncscan.flow.buffers import BufferOracle
-from syncscan.flow.frames import Frame, ParamBinding
-from syncscan.flow.modes import ModeOracle
+from syncscan.flow.frames import BufferFact, Frame, ParamBinding
+from syncscan.flow.modes import ModeOracle, assigned_key
 from syncscan.flow.state import (
     DEVICE_BARRIER,
     PathState,
@@ -341,14 +341,22 @@ class Walker:
         if isinstance(target, ir.Seq):
             for element in target.elts:
                 states = self.assignment(element, stmt, frame, states)
+        if isinstance(target, ir.Attr) and stmt.aug_op is None and stmt.value is not None:
+            # `self.state = State(...)` / `= None`: a later `if self.state is None`
+            # on this path (a continuation phase, say) is decided by it.
+            path = self.buffers.access_path(target, frame)
+            known = _known_not_none(stmt.value, frame, self.types)
+            if path is not None and known is not None:
+                key = assigned_key(path)
+                states = [s.decide(key, known) for s in states]
         return states
 
     def write(
         self, buffer: ir.Expr, frame: Frame, states: list[PathState], line: int, verb: str
     ) -> list[PathState]:
         fact = self.buffers.provenance(buffer, frame)
-        if fact is None or not (fact.pinned and fact.persistent):
-            return states
+        if fact is None or not fact.shared_pinned or fact.uva:
+            return states  # a write through a UVA view is device work, on the stream
         where = f"{self.program.project.relpath(fact.path)}:{fact.line}" if fact.path else "?"
         written = f"{verb} pinned buffer {fact.origin}"
         note = f"{written} (allocated at {where})"
@@ -356,7 +364,37 @@ class Walker:
             note += f"; slot of round-robin pool {fact.pool}"
         step = WitnessStep(frame.relpath, line, frame.function.qualname, note, written, fact.pool)
         trace = (step,)
-        return [s.on_write(trace) for s in states]
+        identity = self.identity(buffer, fact, frame)
+        return [s.on_write(trace, identity) for s in states]
+
+    def identity(self, expr: ir.Expr, fact: BufferFact, frame: Frame) -> str:
+        """`site[slot]` for a pool slot; else `site@holder`, the holder being the
+        object whose attribute the buffer is, in the root's terms (instances of
+        one class allocate at one site, and must not be confused)."""
+        if fact.pool:
+            return fact.identity
+        while True:
+            if isinstance(expr, ir.Subscript):
+                expr = expr.base
+            elif isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr):
+                if expr.func.attr not in self.vocab.names("view_methods"):
+                    break
+                expr = expr.func.base
+            else:
+                break
+        holder = self.buffers.access_path(expr.base, frame) if isinstance(expr, ir.Attr) else None
+        return f"{fact.site}@{holder}" if holder else fact.site
+
+    def accesses(
+        self, exprs: tuple[ir.Expr, ...], frame: Frame, kind: str = "read"
+    ) -> tuple[tuple[str, str], ...]:
+        """The persistent pinned buffers among `exprs` that device work accesses."""
+        out: list[tuple[str, str]] = []
+        for expr in exprs:
+            fact = self.buffers.provenance(expr, frame)
+            if fact is not None and fact.shared_pinned:
+                out.append((self.identity(expr, fact, frame), kind))
+        return tuple(out)
 
     # ------------------------------------------------------------------ calls
     def effects(
@@ -370,9 +408,11 @@ class Walker:
         def trace(note: str) -> Trace:
             return (self.site_step(frame, call, note),)
 
+        arguments = (*call.args, *(v for _, v in call.kwargs))
         if site.kernel is not None:
             note = f"launches kernel {site.kernel.name}"
-            return [s.on_launch(trace(note)) for s in states]
+            reads = self.accesses(arguments, frame)
+            return [s.on_launch(trace(note), reads) for s in states]
         if method is not None and method in vocab.names("completion_methods"):
             self._completion_sink().append(
                 (self.site_step(frame, call, f"completes: .{method}(...)"), list(states))
@@ -388,7 +428,8 @@ class Walker:
             if site.external in vocab.names("write_functions") and call.args:
                 return self.write(call.args[0], frame, states, call.line, "writes (copy into)")
             if any(site.external.startswith(p) for p in vocab.names("launch_prefixes")):
-                return [s.on_launch(trace(f"launches {site.external}")) for s in states]
+                reads = self.accesses(arguments, frame)
+                return [s.on_launch(trace(f"launches {site.external}"), reads) for s in states]
         out = kwargs.get(vocab.scalar("out_keyword", "out"))
         if out is not None:
             states = self.write(out, frame, states, call.line, "writes (out=)")
@@ -402,7 +443,9 @@ class Walker:
                     if self.barriers_only:
                         return states  # one event or stream is not the whole device
                     t = trace(f"host waits on {receiver_kind} {event}.{method}()")
-                    return [s.on_wait(t, event) for s in states]
+                    # One stream is modelled: its synchronize orders all its work.
+                    key = event if receiver_kind == "event" else DEVICE_BARRIER
+                    return [s.on_wait(t, key) for s in states]
                 if method in vocab.names("event_record_methods") and receiver_kind == "event":
                     return [s.on_record(event) for s in states]
                 if method in vocab.names("device_wait_methods"):
@@ -413,23 +456,72 @@ class Walker:
                 and self.buffers.is_device_value(site.receiver, frame)
             ):
                 t = trace(f"host waits: .{method}() copies a device tensor to the host")
-                return [s.on_wait(t, None) for s in states]
+                return [s.on_wait(t, DEVICE_BARRIER) for s in states]
+            if method in vocab.names("copy_methods"):
+                copied = self.copy(site, frame, states)
+                if copied is not None:
+                    states = copied
+                    return self.inline(site, frame, states, depth) if site.callees else states
             if method in vocab.names("inplace_write_methods"):
                 states = self.write(site.receiver, frame, states, call.line, f"writes (.{method})")
             if self._launches_device_work(site, frame):
                 t = trace(f"launches device work (.{method}())")
-                states = [s.on_launch(t) for s in states]
-            async_kw = kwargs.get(vocab.scalar("async_copy_keyword", "non_blocking"))
-            if (
-                method in vocab.names("copy_methods")
-                and isinstance(async_kw, ir.Const)
-                and async_kw.value is True
-            ):
-                t = trace(f"launches an asynchronous copy (.{method}(non_blocking=True))")
-                states = [s.on_launch(t) for s in states]
+                reads = self.accesses((site.receiver, *arguments), frame)
+                states = [s.on_launch(t, reads) for s in states]
         if site.callees and depth < MAX_DEPTH:
             return self.inline(site, frame, states, depth)
         return states
+
+    def copy(self, site: CallSite, frame: Frame, states: list[PathState]) -> list[PathState] | None:
+        """`dst.copy_(src, non_blocking=...)` and `src.to(device, non_blocking=...)`.
+
+        A `non_blocking` copy between pinned host memory and the device runs
+        later: it reads (H2D) or writes (D2H) the pinned buffer after the call
+        returns. From or into pageable memory, and without `non_blocking`, the
+        copy is staged and the host waits for the stream. None when the call is
+        not a copy this model can place (unknown memory on both sides).
+        """
+        call, method = site.call, site.method
+        assert method is not None and site.receiver is not None
+        async_kw = dict(call.kwargs).get(self.vocab.scalar("async_copy_keyword", "non_blocking"))
+        asynchronous = isinstance(async_kw, ir.Const) and async_kw.value is True
+        if method == "copy_":
+            dst = self.buffers.provenance(site.receiver, frame)
+            src = self.buffers.provenance(call.args[0], frame) if call.args else None
+        else:
+            dst, src = None, self.buffers.provenance(site.receiver, frame)
+            if method == "to" and not _moves_to_device(call, self.vocab.names("host_devices")):
+                return None
+        host_src = src is not None and src.host and not src.uva
+        host_dst = dst is not None and dst.host and not dst.uva
+        if not (host_src or host_dst):
+            if asynchronous:
+                t = (self.site_step(frame, call, f"launches an asynchronous copy (.{method})"),)
+                return [s.on_launch(t) for s in states]
+            return None
+        if method == "copy_" and host_dst and (src is None or src.host):
+            return None  # host to host: an ordinary write, handled by the caller
+        pinned_side = src if host_src else dst
+        assert pinned_side is not None
+        if asynchronous and pinned_side.pinned:
+            kind = "read" if host_src else "write"
+            direction = "reads" if host_src else "writes"
+            note = (
+                f"launches an asynchronous copy (.{method}(non_blocking=True)) that {direction} "
+                f"pinned {pinned_side.origin} on the device's schedule"
+            )
+            t = (self.site_step(frame, call, note),)
+            side = call.args[0] if host_src and method == "copy_" else site.receiver
+            touched = (
+                ((self.identity(side, pinned_side, frame), kind),) if pinned_side.persistent else ()
+            )
+            return [s.on_launch(t, touched) for s in states]
+        if self.barriers_only:
+            t = (self.site_step(frame, call, f"copies (.{method})"),)
+            return [s.on_launch(t) for s in states]
+        note = f"host waits: a blocking copy (.{method}) to or from pageable or host memory"
+        t = (self.site_step(frame, call, note),)
+        return [s.on_wait(t, DEVICE_BARRIER) for s in states]
 
     def _launches_device_work(self, site: CallSite, frame: Frame) -> bool:
         """An unresolved method that runs device work on its receiver.
@@ -587,6 +679,35 @@ def with_fall_through(exits: list[Exit], fall: list[PathState], frame: Frame) ->
     fn = frame.function
     implicit = ReturnInfo(frame.relpath, fn.end_line, fn.qualname, frozenset(), True, "None")
     return [*exits, *(Exit(state, implicit) for state in fall)]
+
+
+def _known_not_none(value: ir.Expr, frame: Frame, types: TypeOracle) -> bool | None:
+    """True for a value that is surely not None (a constructed object, a literal
+    container), False for None, None when it cannot be told."""
+    if isinstance(value, ir.Const):
+        return value.value is not None
+    if isinstance(value, ir.Seq | ir.Comp):
+        return True
+    if isinstance(value, ir.Call):
+        built = types.call_types(value, frame.scope, 0)
+        if built and all(types.program.find_class(t) is not None for t in built):
+            func = value.func
+            target = types.program.resolve_dotted(frame.scope.module, func)
+            if target is not None and types.program.find_class(target) is not None:
+                return True
+    return None
+
+
+def _moves_to_device(call: ir.Call, host_devices: frozenset[str]) -> bool:
+    """`x.to("cuda")`, `x.to(device)`: not `x.to("cpu")` or `x.to(torch.float16)`."""
+    target = dict(call.kwargs).get("device") or (call.args[0] if call.args else None)
+    if target is None:
+        return False
+    if isinstance(target, ir.Const):
+        return str(target.value) not in host_devices
+    name = ir.dotted(target.func if isinstance(target, ir.Call) else target) or ""
+    # `torch.float16` is a dtype; `torch.device(...)`, `self.device`, `device` are places.
+    return not name.startswith("torch.") or name.startswith("torch.device")
 
 
 def _describe(expr: ir.Expr | None) -> str:

@@ -61,6 +61,10 @@ class TypeOracle:
                 if isinstance(stmt, ir.If):
                     for node in _walrus(stmt.test):
                         values.setdefault(node.target, []).append(node.value)
+                if isinstance(stmt, ir.Loop) and isinstance(stmt.target, ir.Name) and stmt.iter:
+                    # `for x in xs`: x is an element of xs.
+                    element = ir.Subscript(stmt.iter, ir.Const(None), False)
+                    values.setdefault(stmt.target.id, []).append(element)
                 for child in ir.child_blocks(stmt):
                     visit(child)
 
@@ -206,6 +210,13 @@ class TypeOracle:
     def _name_types(self, name: str, scope: Scope, depth: int) -> frozenset[str]:
         fn = scope.function
         if fn is not None:
+            if scope.self_class and fn.params and fn.params[0].name == name:
+                # `self` is an instance of the class being analysed (or of the
+                # subclass the walk dispatched to); `cls` is the class itself.
+                if fn.has_decorator("classmethod"):
+                    return frozenset({f"type[{scope.self_class}]"})
+                if not fn.has_decorator("staticmethod"):
+                    return frozenset({scope.self_class})
             for param in fn.params:
                 if param.name == name and param.annotation is not None:
                     return self.annotation_types(param.annotation, scope.module)
