@@ -12,8 +12,11 @@ def all_rules() -> list[type[Rule]]:
     """Every rule, in code order. Imported lazily: packs load from this package."""
     from .sync001_unbounded_step import UnboundedStep
     from .sync002_completion_without_barrier import CompletionWithoutBarrier
+    from .sync003_write_outside_guard import WriteOutsideGuard
 
-    return sorted([UnboundedStep, CompletionWithoutBarrier], key=lambda r: r.code)
+    return sorted(
+        [UnboundedStep, CompletionWithoutBarrier, WriteOutsideGuard], key=lambda r: r.code
+    )
 
 
 def rule_by_code(code: str) -> type[Rule] | None:

@@ -196,7 +196,8 @@ class UnboundedStep(Rule):
         mode_label = analysis.packs.labels_text(mode) or predicates_text(mode) or "every mode"
         final = path.returns[-1]
         write = path.state.write or ()
-        reader = path.state.reader or ()
+        # The device access that reads what this step wrote (the race's access).
+        reader = path.race[2] if path.race is not None else (path.state.reader or ())
         root_path = analysis.project.relpath(
             analysis.program.module_of(root.function.qualname).path  # type: ignore[union-attr]
         )
@@ -220,6 +221,19 @@ class UnboundedStep(Rule):
                 else f"returns {ret.text}; the engine continues the step"
             )
             witness.append(WitnessStep(ret.path, ret.line, ret.function, note))
+        if path.race is not None:
+            rewrite = path.race[1][-1]
+            witness.append(
+                WitnessStep(
+                    rewrite.path,
+                    rewrite.line,
+                    rewrite.function,
+                    f"a later step of this mode {rewrite.note}: no host wait orders it "
+                    "after the device's access",
+                    rewrite.written,
+                    rewrite.pool,
+                )
+            )
         origin = write[-1].written.removeprefix("writes ") if write else "a pinned buffer"
         message = (
             f"In mode '{mode_label}', step {root.name} {write[-1].note if write else 'writes'} "

@@ -63,13 +63,24 @@ class ModeOracle:
             return true_states, false_states
         if isinstance(test, ir.NamedExpr):
             return self.split(test.value, frame, states, depth + 1)
+        if (
+            isinstance(test, ir.Name)
+            and frame.scope.function is not None
+            and frame.param(test.id) is None
+            and test.id not in self.root_mode_params
+        ):
+            # A local assigned once (`is_ngram = self.spec and self.spec.ngram`):
+            # testing it tests what it was assigned, combinations included.
+            values = self.types.local_values(frame.function).get(test.id, [])
+            if len(values) == 1 and isinstance(values[0], ir.BoolOp | ir.Not | ir.Compare):
+                return self.split(values[0], frame, states, depth + 1)
         if isinstance(test, ir.Const):
             return (states, []) if bool(test.value) else ([], states)
         if isinstance(test, ir.Call) and self._assumed_true(test, frame):
             return states, []
-        text = condition_text(test)
-        if text is not None and text in self.idle_conditions:
-            return self._split_on(text, True, states)
+        idle = self._idle(test, frame)
+        if idle is not None:
+            return self._split_on(*idle, states)
         assigned = self._assigned(test, frame, states)
         if assigned is not None:
             return self._split_on(*assigned, states)
@@ -99,6 +110,20 @@ class ModeOracle:
             else:
                 false_states.append(state)
         return true_states, false_states
+
+    def _idle(self, test: ir.Expr, frame: Frame) -> tuple[str, bool] | None:
+        """A pack's idle condition (`a.n == 0`), written as is or as the truth of
+        `a.n` (or of a local holding it): (the condition, what the test's truth means)."""
+        text = condition_text(test)
+        if text is not None:
+            return (text, True) if text in self.idle_conditions else None
+        if isinstance(test, ir.Name) and frame.scope.function is not None:
+            values = self.types.local_values(frame.function).get(test.id, [])
+            test = values[0] if len(values) == 1 else test
+        name = ir.dotted(test)
+        if name is not None and f"{name} == 0" in self.idle_conditions:
+            return (f"{name} == 0", False)
+        return None
 
     def _assigned(
         self, test: ir.Expr, frame: Frame, states: list[PathState]
@@ -154,8 +179,22 @@ class ModeOracle:
         correlated = self._correlated(expr, frame)
         if correlated is not None:
             return correlated
-        key = self._mode_path(expr, frame)
+        key = self._mode_path(expr, frame) or self._singleton_attr(expr, frame)
         return (key, True) if key is not None else None
+
+    def _singleton_attr(self, expr: ir.Expr, frame: Frame) -> str | None:
+        """`get_pp_group().is_last_rank`: an attribute of what a module-level
+        function returns when called with no arguments (a process-wide group or
+        config accessor), constant for the life of the instance."""
+        if not (isinstance(expr, ir.Attr) and isinstance(expr.base, ir.Call)):
+            return None
+        call = expr.base
+        if call.args or call.kwargs or not isinstance(call.func, ir.Name):
+            return None
+        target = self.types.program.resolve_dotted(frame.scope.module, call.func)
+        if target is None or self.types.program.lookup(target).kind != "function":
+            return None
+        return f"{call.func.id}().{expr.attr}"
 
     def _mode_path(self, expr: ir.Expr, frame: Frame) -> str | None:
         path = self.buffers.access_path(expr, frame)
@@ -194,6 +233,10 @@ class ModeOracle:
             for target, value, _ in self.types.attribute_assignments(class_qualname)
             if target == attr
         ]
+        non_none = [v for v in values if not _is_none(v)]
+        if len(values) > 1 and len(non_none) == 1:
+            # `self.ev = None` then `if P: self.ev = Event()`: non-None exactly when P.
+            return self._guarded_assignment(class_qualname, attr)
         if len(values) != 1 or not isinstance(values[0], ir.IfExp):
             return None
         value = values[0]
@@ -203,10 +246,42 @@ class ModeOracle:
             return (value.test, False)
         return None
 
+    def _guarded_assignment(self, class_qualname: str, attr: str) -> tuple[ir.Expr, bool] | None:
+        """The `P` of `if P: self.attr = X()` in the class's methods (its only
+        non-None assignment), when no `else` assigns it too."""
+        for cls in self.types.program.mro(class_qualname):
+            for method in cls.methods.values():
+                for stmt in method.body:
+                    if not isinstance(stmt, ir.If):
+                        continue
+                    if _assigns(stmt.body, attr) and not _assigns(stmt.orelse, attr):
+                        return (stmt.test, True)
+        return None
+
+
+def _assigns(stmts: tuple[ir.Stmt, ...], attr: str) -> bool:
+    """Whether `self.attr = <not None>` is among `stmts` (at any depth)."""
+    for stmt in stmts:
+        if isinstance(stmt, ir.Assign) and stmt.value is not None and not _is_none(stmt.value):
+            for target in stmt.targets:
+                if (
+                    isinstance(target, ir.Attr)
+                    and target.attr == attr
+                    and isinstance(target.base, ir.Name)
+                    and target.base.id == "self"
+                ):
+                    return True
+        if any(_assigns(child, attr) for child in ir.child_blocks(stmt)):
+            return True
+    return False
+
+
+ASSIGNED_SUFFIX = " is set"
+
 
 def assigned_key(path: str) -> str:
     """The assumption a path records when it assigns `path` itself: it holds a value."""
-    return f"{path} is set"
+    return f"{path}{ASSIGNED_SUFFIX}"
 
 
 def condition_text(test: ir.Expr) -> str | None:

@@ -67,6 +67,12 @@ class PathState:
         return self.launched is not None
 
     def facts(self) -> tuple:
+        cached = self.__dict__.get("_facts")
+        if cached is None:
+            cached = self.__dict__["_facts"] = self._compute_facts()
+        return cached
+
+    def _compute_facts(self) -> tuple:
         return (
             self.write is not None,
             self.written,
@@ -76,6 +82,18 @@ class PathState:
             tuple((b, keys) for b, _, keys in self.exposed),
             self.waited,
             tuple(b for b, _, _ in self.races),
+            self.launched is not None,
+            self.wait is not None,
+            self.guarded,
+        )
+
+    def verdict_facts(self) -> tuple:
+        """The facts a verdict reads (coarser than `facts`: no buffer sets)."""
+        return (
+            self.write is not None,
+            self.reader is not None,
+            bool(self.pending),
+            bool(self.races),
             self.launched is not None,
             self.wait is not None,
             self.guarded,
@@ -92,7 +110,9 @@ class PathState:
 
     def but(self, **changes: object) -> PathState:
         """A copy with `changes` (`dataclasses.replace` without its per-call checks)."""
-        return _built({**self.__dict__, **changes})
+        values = {**self.__dict__, **changes}
+        values.pop("_facts", None)
+        return _built(values)
 
     def assume(self, predicate: str, value: bool) -> PathState:
         return self.but(assumptions=tuple(sorted((*self.assumptions, (predicate, value)))))
@@ -191,15 +211,32 @@ def merge(states: list[PathState]) -> list[PathState]:
         if len(group) == 1:
             merged.append(first)
             continue
-        shared = set(first.assumptions)
-        for other in group[1:]:
-            shared &= set(other.assumptions)
-        merged.append(first.but(assumptions=tuple(sorted(shared))))
-    return merged
+        merged.append(first.but(assumptions=_shared(group)))
+    if len(merged) <= MAX_STATES:
+        return merged
+    # Widening: past the cap, states that agree on what decides a verdict (a
+    # write, a reader, an unwaited launch, a wait, a race, a protocol) join,
+    # whatever buffers they left pending; the mode they share is kept.
+    coarse: dict[tuple, list[PathState]] = {}
+    for state in merged:
+        coarse.setdefault(state.verdict_facts(), []).append(state)
+    return [
+        group[0] if len(group) == 1 else join(group, _shared(group)) for group in coarse.values()
+    ]
 
 
-def join(states: list[PathState]) -> PathState:
-    """One state for several paths under the same assumptions (see `merge`)."""
+MAX_STATES = 16  # states per program point before the widening joins them
+
+
+def _shared(states: list[PathState]) -> tuple[tuple[str, bool], ...]:
+    shared = set(states[0].assumptions)
+    for other in states[1:]:
+        shared &= set(other.assumptions)
+    return tuple(sorted(shared))
+
+
+def join(states: list[PathState], assumptions: tuple | None = None) -> PathState:
+    """One state for several paths (under the same assumptions unless given)."""
     first = states[0]
     pending: dict[tuple[str, str], Trace] = {}
     events: dict[str, frozenset[str]] = {}
@@ -240,7 +277,7 @@ def join(states: list[PathState]) -> PathState:
         )
     return _built(
         {
-            "assumptions": first.assumptions,
+            "assumptions": first.assumptions if assumptions is None else assumptions,
             "write": write,
             "written": written,
             "reader": reader,

@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from syncscan.flow.state import PathState, Race, WitnessStep, carried, same_memory
+from syncscan.flow.modes import ASSIGNED_SUFFIX
+from syncscan.flow.state import (
+    PathState,
+    Race,
+    WitnessStep,
+    carried,
+    covered_by,
+    racing_access,
+    same_memory,
+)
 from syncscan.flow.walk import Incomplete, ReturnInfo, Walker, with_fall_through
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import PackSet, StepRootSpec
@@ -93,19 +102,12 @@ class StepAnalyzer:
         unique: dict[tuple, tuple[PathState, tuple[ReturnInfo, ...]]] = {}
         for state, returns in finals:
             unique.setdefault((state.key(), returns), (state, returns))
-        self._next_steps: dict[tuple, list[tuple[PathState, tuple[ReturnInfo, ...]]]] = {}
-        try:
-            paths = [self._verdict(root, state, returns) for state, returns in unique.values()]
-        except Incomplete as exc:
-            return RootAnalysis(root, [], incomplete=f"the next step: {exc}")
-        except RecursionError:
-            return RootAnalysis(root, [], incomplete="code nested too deeply to follow")
+        self._finals = list(unique.values())
+        paths = [self._verdict(root, state, returns) for state, returns in self._finals]
         return RootAnalysis(root, paths)
 
     # ------------------------------------------------------------------ phases
-    def _run_phases(
-        self, root: StepRoot, start: PathState | None = None
-    ) -> list[tuple[PathState, tuple[ReturnInfo, ...]]]:
+    def _run_phases(self, root: StepRoot) -> list[tuple[PathState, tuple[ReturnInfo, ...]]]:
         """Phase one, then (where it returned None) each continuation method.
 
         The states reaching one `return None` continue together, so the
@@ -115,7 +117,7 @@ class StepAnalyzer:
             root.function, root.self_class, "self", (), root.function.flag_params
         )
         assert frame is not None
-        fall, exits = self.walker.run(frame, [start or PathState()])
+        fall, exits = self.walker.run(frame, [PathState()])
         continuations = [
             m
             for name in root.continuation
@@ -174,7 +176,7 @@ class StepAnalyzer:
             reason = self.packs.bounded_reason(predicate, value)
             if reason is not None:
                 return StepPath(state, returns, "bounded by peer", reason)
-        race = self._next_step_race(root, state.but(pending=pending))
+        race = self._next_step_race(state.but(pending=pending))
         if race is None:
             return StepPath(
                 state, returns, "semaphore",
@@ -198,26 +200,38 @@ class StepAnalyzer:
                 return f"returns {t.rsplit('.', 1)[-1]}, whose {method}() waits on the host"
         return None
 
-    def _next_step_race(self, root: StepRoot, end: PathState) -> Race | None:
-        """Unroll the loop once: the same root, in the same mode, from where this
-        path left the device. A write to a buffer still pending races it. A slot
-        of a pool comes back only after `depth` steps, so it races only when the
-        next step leaves the pool unwaited too (the path can repeat)."""
-        start = PathState(
-            assumptions=end.assumptions, pending=carried(end.pending), events=end.events
-        )
-        key = start.key()
-        if key not in self._next_steps:
-            self._next_steps[key] = self._run_phases(root, start)
-        left = end.pending_ids()
-        for state, returns in self._next_steps[key]:
-            for buffer, write, access in state.races:
-                if not any(same_memory(buffer, b) for b in left):
+    def _next_step_race(self, end: PathState) -> Race | None:
+        """Unroll the loop once, compositionally: the next step is any path of the
+        same root in the same mode, and each path of the walk from the empty
+        state already says which buffers it writes and after which waits
+        (`exposed`). A write to what this path left pending, with no wait that
+        covers it before, races it. A slot of a pool comes back only after
+        `depth` steps, so it races only when the next path leaves the pool
+        unwaited too (the path can repeat)."""
+        for state, returns in self._finals:
+            if not self._same_mode(end, state):
+                continue
+            for buffer, write, keys in state.exposed:
+                if covered_by(keys, buffer, end):
+                    continue
+                access = racing_access(carried(end.pending), buffer)
+                if access is None:
                     continue
                 if _is_slot(buffer) and not self._leaves_slot_unwaited(state, returns, buffer):
                     continue
                 return (buffer, write, access)
         return None
+
+    def _same_mode(self, a: PathState, b: PathState) -> bool:
+        """Two paths the loop can take one after the other: their instance modes agree
+        (per-step data, like an idle step or an attribute set this step, may not)."""
+        per_step = self.packs.vocabulary.names("idle_conditions")
+        other = dict(b.assumptions)
+        return all(
+            other.get(k, v) == v
+            for k, v in a.assumptions
+            if k not in per_step and not k.endswith(ASSIGNED_SUFFIX)
+        )
 
     def _leaves_slot_unwaited(
         self, state: PathState, returns: tuple[ReturnInfo, ...], buffer: str

@@ -160,7 +160,7 @@ class Walker:
                 return on_yield(states)
             states = self.expr(stmt.value, frame, states, depth)
             for target in stmt.targets:
-                states = self.assignment(target, stmt, frame, states)
+                states = self.assignment(target, stmt, frame, states, depth == 0)
             return states, []
         if isinstance(stmt, ir.If):
             states = self.expr(stmt.test, frame, states, depth)
@@ -334,16 +334,22 @@ class Walker:
         return entry[1]
 
     def assignment(
-        self, target: ir.Expr, stmt: ir.Assign, frame: Frame, states: list[PathState]
+        self,
+        target: ir.Expr,
+        stmt: ir.Assign,
+        frame: Frame,
+        states: list[PathState],
+        at_root: bool = False,
     ) -> list[PathState]:
         if isinstance(target, ir.Subscript):
             return self.write(target.base, frame, states, stmt.line, "writes")
         if isinstance(target, ir.Seq):
             for element in target.elts:
                 states = self.assignment(element, stmt, frame, states)
-        if isinstance(target, ir.Attr) and stmt.aug_op is None and stmt.value is not None:
-            # `self.state = State(...)` / `= None`: a later `if self.state is None`
-            # on this path (a continuation phase, say) is decided by it.
+        if at_root and isinstance(target, ir.Attr) and stmt.aug_op is None and stmt.value:
+            # `self.state = State(...)` / `= None` in a phase of the step: a later
+            # `if self.state is None` on this path (the continuation) is decided
+            # by it. Only the root's own phases: deeper, it would split callees.
             path = self.buffers.access_path(target, frame)
             known = _known_not_none(stmt.value, frame, self.types)
             if path is not None and known is not None:

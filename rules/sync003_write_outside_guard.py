@@ -1,0 +1,218 @@
+"""SYNC003 write-outside-guard: a host write the buffer's event protocol does not order."""
+
+from __future__ import annotations
+
+from syncscan.flow.context import Analysis
+from syncscan.flow.state import WitnessStep
+from syncscan.flow.step import OUTSIDE_GUARD, RootAnalysis, StepPath
+
+from .base import Example, Finding, Location, Rule, fingerprint, predicates_text
+
+_PACK = """
+[pack]
+name = "example"
+description = "rule example"
+[[step_root]]
+class = "example.Runner"
+method = "execute_model"
+"""
+
+_COMMON = """
+from contextlib import contextmanager
+
+import torch
+
+
+class Runner:
+    def __init__(self, n):
+        self.ids = torch.zeros(n, dtype=torch.int64, pin_memory=True)
+        self.ids_gpu = torch.zeros(n, dtype=torch.int64, device="cuda")
+        self.prep_event = torch.cuda.Event()
+
+    @contextmanager
+    def guarded_inputs(self):
+        self.prep_event.synchronize()  # the previous step's copy has read self.ids
+        try:
+            yield
+        finally:
+            self.prep_event.record()  # after the copy below is queued
+"""
+
+_BUGGY = (
+    _COMMON
+    + """
+    def execute_model(self, batch):
+        with self.guarded_inputs():
+            self.ids[: len(batch)] = batch
+            self.ids_gpu.copy_(self.ids, non_blocking=True)
+        self.ids[0] = -1  # after the record: the copy may not have read it yet
+        return None
+"""
+)
+
+_FIXED = (
+    _COMMON
+    + """
+    def execute_model(self, batch):
+        with self.guarded_inputs():
+            self.ids[: len(batch)] = batch
+            self.ids[0] = -1  # inside the region, before the copy reads it
+            self.ids_gpu.copy_(self.ids, non_blocking=True)
+        return None
+"""
+)
+
+
+class WriteOutsideGuard(Rule):
+    """## What it does
+    Finds a host write into pinned memory that a device access still uses,
+    with no host wait between them: the write comes after the guard's record
+    (outside its `with` region), before the guard's wait in the next step,
+    from an entry point or in a mode that skips the guard, or several calls
+    deep in another class. The happens-before model unrolls the step loop: a
+    non-blocking copy (or a kernel reading a UVA view) launched in step N
+    still reads the buffer when step N+1 writes it, unless a host wait on an
+    event recorded after the copy (or a full synchronize) comes in between.
+
+    ## Why is this bad?
+    The engine has an event protocol for its pinned inputs, and this write
+    slips past it. The device copies whatever the buffer holds when the copy
+    finally runs: the next step's values, or a half-written mix. The model
+    computes on wrong inputs, or a kernel follows a stale index out of bounds
+    ("illegal memory access"), far from the write that caused it.
+
+    ## Example
+    ```python
+    with self.guarded_inputs():        # waits on entry, records on exit
+        self.ids[:n] = batch
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+    self.ids[0] = -1                   # after the record: races the copy
+    ```
+
+    ## Use instead
+    ```python
+    with self.guarded_inputs():
+        self.ids[:n] = batch
+        self.ids[0] = -1               # every write inside the region
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+    ```
+    """
+
+    code = "SYNC003"
+    name = "write-outside-guard"
+    severity = "error"
+    summary = "A host write into pinned memory the device still accesses, outside its guard"
+    remedy = (
+        "Order the write after the wait that covers the device's access: move it "
+        "inside the guarded region (or widen the region to include it); take the "
+        "guard on every entry point that writes these buffers; create the guard "
+        "event in every mode in which steps overlap; or double-buffer the memory, "
+        "or use a pageable source (its copy is staged synchronously)."
+    )
+    VALID = [Example({"example.py": _FIXED}, _PACK, 0, "every write inside the region")]
+    INVALID = [Example({"example.py": _BUGGY}, _PACK, 1, "a write after the record")]
+
+    def check(self, analysis: Analysis) -> list[Finding]:
+        findings: list[Finding] = []
+        for result in analysis.step_results:
+            findings.extend(self._root_findings(result, analysis))
+        return findings
+
+    def _root_findings(self, result: RootAnalysis, analysis: Analysis) -> list[Finding]:
+        groups: dict[tuple, list[StepPath]] = {}
+        for path in result.paths:
+            if path.verdict != OUTSIDE_GUARD or path.race is None:
+                continue
+            buffer, write, _ = path.race
+            site = write[-1]
+            groups.setdefault((buffer, site.path, site.line, path.across_steps), []).append(path)
+        return [
+            self._finding(result, sorted(group, key=_path_order), analysis)
+            for group in groups.values()
+        ]
+
+    def _finding(self, result: RootAnalysis, group: list[StepPath], analysis: Analysis) -> Finding:
+        path = group[0]
+        assert path.race is not None
+        buffer, write, access = path.race
+        root = result.root
+        shared = set(path.state.assumptions)
+        for other in group[1:]:
+            shared &= set(other.state.assumptions)
+        mode = tuple(sorted(shared))
+        mode_label = analysis.packs.labels_text(mode) or predicates_text(mode) or "every mode"
+        module = analysis.program.module_of(root.function.qualname)
+        root_path = analysis.project.relpath(module.path) if module else ""
+        site, launch = write[-1], access[-1]
+        when = "the next step" if path.across_steps else "the same step"
+        witness: list[WitnessStep] = [
+            WitnessStep(
+                root_path,
+                root.function.line,
+                root.function.qualname,
+                f"step root {root.name} in mode {mode_label}",
+            ),
+            *access[:-1],
+            WitnessStep(
+                launch.path,
+                launch.line,
+                launch.function,
+                f"the device accesses the buffer later: {launch.note}",
+            ),
+        ]
+        if path.across_steps:
+            final = path.returns[-1]
+            witness.append(
+                WitnessStep(
+                    final.path,
+                    final.line,
+                    final.function,
+                    f"returns {final.text}: no host wait covers that access",
+                )
+            )
+        witness.extend(write[:-1])
+        witness.append(
+            WitnessStep(
+                site.path,
+                site.line,
+                site.function,
+                f"in {when}, {site.note}: no host wait orders it after the access",
+                site.written,
+                site.pool,
+            )
+        )
+        written = site.written.removeprefix("writes ") or "a pinned buffer"
+        message = (
+            f"In mode '{mode_label}', {site.function.rsplit('.', 1)[-1]} writes {written} "
+            f"in {when} while the device may still access it "
+            f"({launch.path}:{launch.line}): no host wait between the access and the "
+            f"write covers it (missing edge: a wait on an event recorded after the access)."
+        )
+        return Finding(
+            code=self.code,
+            name=self.name,
+            severity=analysis.project.config.severity.get(self.code, self.severity),
+            confidence="medium",
+            message=message,
+            location=Location(site.path, site.line, 1, site.function),
+            step_root=root.name,
+            mode=mode,
+            mode_label=mode_label,
+            witness=tuple(witness),
+            remedy=self.remedy,
+            fingerprint=fingerprint(
+                self.code,
+                root.name,
+                site.function,
+                written,
+                launch.function,
+                when,
+            ),
+        )
+
+
+def _path_order(path: StepPath) -> tuple:
+    return (
+        tuple((r.path, r.line) for r in path.returns),
+        path.state.assumptions,
+    )
