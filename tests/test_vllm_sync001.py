@@ -37,7 +37,14 @@ def test_0_28_reports_exactly_the_encoder_only_step(result_0_28: RunResult) -> N
     assert "round-robin pool" in writes[-1].note
     returned = source_text(result_0_28, finding.location.path, finding.location.line, 3)
     assert "make_empty_encoder_model_runner_output" in returned
-    assert finding.witness[-1].line == finding.location.line
+    # The witness names the kernel that reads the slot in place (not merely the
+    # first launch after the write), the unwaited return, then the next step's
+    # rewrite of the pool that races it.
+    reader = next(w for w in finding.witness if w.note.startswith("the device reads it"))
+    assert "_apply_write_kernel" in reader.note
+    assert finding.witness[-2].line == finding.location.line
+    assert finding.witness[-1].function.endswith("UvaBufferPool.copy_to_uva")
+    assert "a later step of this mode" in finding.witness[-1].note
 
 
 def test_0_28_modes_that_must_stay_quiet(result_0_28: RunResult) -> None:

@@ -177,10 +177,17 @@ class StepAnalyzer:
             if reason is not None:
                 return StepPath(state, returns, "bounded by peer", reason)
         race = self._next_step_race(state.but(pending=pending))
-        if race is None:
+        if race is None and deferred is not None:
+            return StepPath(state, returns, "deferred", deferred)
+        if race is None and state.guarded:
             return StepPath(
                 state, returns, "semaphore",
-                "the next step waits before it rewrites what the device still accesses",
+                "the next step waits on the guard's event before it rewrites these buffers",
+            )  # fmt: skip
+        if race is None:
+            return StepPath(
+                state, returns, "not rewritten",
+                "no later step of this mode writes what the device may still access",
             )  # fmt: skip
         if state.guarded:
             return StepPath(

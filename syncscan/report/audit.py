@@ -17,7 +17,8 @@ _VERDICT_STYLE = {
     "waits inline": "green",
     "semaphore": "green",
     "bounded by peer": "cyan",
-    "bounded by the mode's other steps": "cyan",
+    "write outside guard": "bold red",
+    "not rewritten": "green",
     "no device reader": "dim",
     "no pinned writes": "dim",
 }
