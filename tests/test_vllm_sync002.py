@@ -41,8 +41,11 @@ def test_0_28_wake_up_lacks_barrier_and_sleep_is_clean(result_0_28: RunResult) -
 
 
 def test_0_28_errors_are_exactly_the_three_known_defects(result_0_28: RunResult) -> None:
+    """The seeds, exactly; SYNC003 findings are pinned by the triage corpus."""
     errors = sorted(
-        (f.code, f.location.function) for f in result_0_28.findings if f.severity == "error"
+        (f.code, f.location.function)
+        for f in result_0_28.findings
+        if f.severity == "error" and f.code in ("SYNC001", "SYNC002")
     )
     assert errors == [
         ("SYNC001", "vllm.v1.worker.gpu.model_runner.GPUModelRunner.execute_model"),
@@ -51,8 +54,10 @@ def test_0_28_errors_are_exactly_the_three_known_defects(result_0_28: RunResult)
     ]
 
 
-def test_0_29_has_no_errors(result_0_29: RunResult) -> None:
-    assert [f.message for f in result_0_29.findings if f.severity == "error"] == []
+def test_0_29_has_no_seed_family_errors(result_0_29: RunResult) -> None:
+    """No SYNC001/SYNC002 at all; SYNC003 findings are pinned by the triage corpus."""
+    seeds = [f for f in result_0_29.findings if f.code in ("SYNC001", "SYNC002")]
+    assert [f.message for f in seeds] == []
 
 
 def test_0_29_pause_barrier_resolves_through_the_worker_rpc(result_0_29: RunResult) -> None:
@@ -80,7 +85,7 @@ def test_0_28_sarif_validates_and_carries_each_witness(result_0_28: RunResult) -
     document = json.loads(sarif.render(result_0_28, result_0_28.findings))
     jsonschema.Draft4Validator(json.loads(schema_path.read_text())).validate(document)
     results = document["runs"][0]["results"]
-    assert len(results) == len(result_0_28.findings) == 3
+    assert len(results) == len(result_0_28.findings)
     for entry, finding in zip(results, result_0_28.findings, strict=True):
         flow = entry["codeFlows"][0]["threadFlows"][0]["locations"]
         steps = [s for s in finding.witness if s.path]
