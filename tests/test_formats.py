@@ -20,7 +20,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from helpers import FIXTURES
+from helpers import FIXTURES, SARIF_SCHEMA
 from syncscan.rules import all_rules
 from syncscan.rules.base import Finding, Location
 
@@ -29,9 +29,6 @@ from syncscan.report import github, markdown, sarif
 from syncscan.resolve.program import Diagnostic
 from syncscan.runner import RunResult, run
 
-SARIF_SCHEMA = (
-    Path(__file__).resolve().parents[2] / "shared" / "schemas" / "sarif-schema-2.1.0.json"
-)
 
 EXPECT = {
     shape.name: tomllib.loads((shape / "expect.toml").read_text())

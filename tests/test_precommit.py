@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, REPO
+from helpers import FIXTURES, clone_repository
 
 SLOT = FIXTURES / "slot_pool_mode_without_wait"
 INSTALL_TIMEOUT = 1800  # seconds: the first run pip-installs syncscan and its dependencies
@@ -74,19 +74,9 @@ def replace_project(repo: Path, source: Path) -> None:
 @pytest.fixture(scope="module")
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A committed snapshot of the syncscan working tree, for try-repo."""
-    listed = git(REPO, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
     snapshot = new_repo(tmp_path_factory.mktemp("hook") / "syncscan")
-    copied = 0
-    for rel in filter(None, listed.split("\0")):
-        source = REPO / rel
-        if not source.is_file():  # deleted in the working tree
-            continue
-        target = snapshot / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
-        copied += 1
+    clone_repository(snapshot)
     assert (snapshot / ".pre-commit-hooks.yaml").is_file()
-    assert copied > 10
     commit_all(snapshot, "snapshot of the syncscan working tree")
     return snapshot
 
