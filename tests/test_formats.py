@@ -29,7 +29,6 @@ from syncscan.report import github, markdown, sarif
 from syncscan.resolve.program import Diagnostic
 from syncscan.runner import RunResult, run
 
-
 EXPECT = {
     shape.name: tomllib.loads((shape / "expect.toml").read_text())
     for shape in sorted(FIXTURES.iterdir())

@@ -76,7 +76,9 @@ def test_0_28_sarif_validates_and_carries_each_witness(result_0_28: RunResult) -
     from syncscan.report import sarif
 
     document = json.loads(sarif.render(result_0_28, result_0_28.findings))
-    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))).validate(document)
+    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))).validate(
+        document
+    )
     results = document["runs"][0]["results"]
     assert len(results) == len(result_0_28.findings) == 3
     for entry, finding in zip(results, result_0_28.findings, strict=True):
