@@ -115,6 +115,7 @@ class CompletionWithoutBarrier(Rule):
     name = "completion-without-barrier"
     severity = "error"
     summary = "A transition reports completion while device work may still run"
+    root_kind = "quiescence point"
     remedy = (
         "Put a full-device barrier before each completion point: "
         "torch.accelerator.synchronize() in-process, or, where the engine and the "

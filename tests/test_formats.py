@@ -321,7 +321,10 @@ def test_github_levels_and_skipped_files() -> None:
     )
     lines = github.render(result, [hand_built(severity="warning")]).splitlines()
     assert lines[0].startswith("::warning file=engine/core.py,line=36,col=1,title=SYNC002 ")
-    assert lines[1] == "::warning file=pkg/bad%2C1.py::skipped: cannot parse: line 3"
+    assert lines[1] == (
+        "::warning file=pkg/bad%2C1.py,line=1,title=syncscan%3A skipped"
+        "::skipped: cannot parse: line 3"
+    )
 
 
 def test_github_prefixes_paths_for_a_subdirectory_root() -> None:

@@ -130,10 +130,11 @@ def test_suppression_without_reason_applies_but_is_reported(
     code, data, _ = check_json(capsys, project)
     assert code == 0
     assert data["findings"] == []
-    noted = [m for m in messages(data) if "no reason" in m]
+    noted = [d for d in data["diagnostics"] if "no reason" in d["message"]]
     assert noted, messages(data)
-    assert f"{finding['path']}:{finding['line']}" in noted[0]
-    assert "SYNC001" in noted[0]
+    assert (noted[0]["path"], noted[0]["line"]) == (finding["path"], finding["line"])
+    assert noted[0]["kind"] == "suppression"
+    assert "SYNC001" in noted[0]["message"]
 
 
 @pytest.mark.parametrize(
@@ -174,7 +175,7 @@ def test_unused_suppression_is_reported_on_request(
     assert main(["check", "--no-cache", str(project)]) == 0  # only reported on request
     capsys.readouterr()
     assert main(["check", "--no-cache", "--report-unused-ignores", str(project)]) == 1
-    err = capsys.readouterr().err
+    err = "".join(capsys.readouterr())  # the console report, and stderr
     assert "suppresses nothing" in err
     assert f"engine/runner.py:{def_line}" in err
     assert (
@@ -202,7 +203,7 @@ def test_unused_suppression_in_a_module_off_the_step_path_is_reported(
         encoding="utf-8",
     )
     code = main(["check", "--no-cache", "--report-unused-ignores", str(project)])
-    err = capsys.readouterr().err
+    err = "".join(capsys.readouterr())  # the console report, and stderr
     assert "engine/legacy.py:2" in err
     assert "suppresses nothing" in err
     assert code == 1
@@ -225,7 +226,7 @@ def test_suppression_syntax_quoted_in_a_docstring_is_not_a_suppression(
     )
     assert runner.read_text(encoding="utf-8") != text
     code = main(["check", "--no-cache", "--report-unused-ignores", str(project)])
-    err = capsys.readouterr().err
+    err = "".join(capsys.readouterr())  # the console report, and stderr
     assert "suppresses nothing" not in err
     assert code == 0
 
