@@ -17,7 +17,7 @@ from syncscan.cli import main
 
 
 def diagnostics_by_path(data: dict) -> dict[str, str]:
-    return {d["path"]: d["message"] for d in data["diagnostics"] if d["path"]}
+    return {d["path"]: d["message"] for d in data["diagnostics"] if d["kind"] == "skipped"}
 
 
 def notes(data: dict) -> list[str]:
