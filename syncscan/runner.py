@@ -208,6 +208,7 @@ def _analyse(
         findings.extend(rule_cls().check(analysis))
     findings.sort(key=Finding.sort_key)
     analysis.quiescence_results  # noqa: B018 - runs them so their notes are complete
+    check_user_rows(analysis)
     notes = list(analysis.notes)
     for result in analysis.step_results:
         if result.incomplete:
@@ -230,6 +231,34 @@ def _analyse(
     skipped = list(program.diagnostics)
     diagnostics = skipped + incomplete_roots(analysis, skipped)
     return reuse.Analysed(findings, diagnostics, notes, stats, _function_lines(findings, program))
+
+
+def check_user_rows(analysis: Analysis) -> None:
+    """A step root or quiescence point the user's own pack names must exist.
+
+    A built-in pack names entries of several releases, so one absent from this
+    tree is a note; the user's entry that matches nothing is a typo, and a typo
+    that turned the check green would be the worst outcome (ConfigError, exit 2).
+    """
+    found = {(root.spec, root.self_class) for root in analysis.roots}
+    for spec in analysis.packs.step_roots:
+        if spec.builtin or (spec, spec.cls) in found:
+            continue
+        if analysis.program.find_class(spec.cls) is None:
+            why = f"class {spec.cls} is not in the project"
+        else:
+            why = f"class {spec.cls} has no method {spec.method!r}"
+        raise ConfigError(
+            f"{spec.source}: step_root entry class = {spec.cls!r}, method = {spec.method!r}: "
+            f"{why} (pack {spec.pack})"
+        )
+    for result in analysis.quiescence_results:
+        spec = result.spec
+        if result.missing and not spec.builtin:
+            raise ConfigError(
+                f"{spec.source}: quiescence entry function = {spec.function!r}: "
+                f"{result.missing} (pack {spec.pack})"
+            )
 
 
 def _function_lines(findings: list[Finding], program: Program) -> dict[str, tuple[str, int, int]]:
