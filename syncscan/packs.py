@@ -17,7 +17,6 @@ from typing import Any
 
 from syncscan.project import ConfigError, Project
 
-
 BUILTIN_SOURCE = "syncscan.rules/packs/"
 
 

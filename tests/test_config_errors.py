@@ -271,7 +271,7 @@ def test_config_option_bare_toml_is_used(
     assert "SYNC001" in capsys.readouterr().out
 
 
-# --------------------------------------------------------------------------- pack entries that match nothing
+# ------------------------------------------------------- pack entries that match nothing
 
 
 def edit_pack(project: Path, old: str, new: str) -> Path:
