@@ -170,7 +170,7 @@ class CompletionWithoutBarrier(Rule):
         if result.cpu_barriers:
             message += " The only barrier on the path is a CPU barrier."
         related = tuple(
-            Location(s.path, s.line, 1, s.function, f"completion: {s.kind}") for s in lacking
+            Location(s.path, s.line, s.column, s.function, f"completion: {s.kind}") for s in lacking
         )
         return Finding(
             code=self.code,
@@ -178,7 +178,7 @@ class CompletionWithoutBarrier(Rule):
             severity=analysis.project.config.severity.get(self.code, self.severity),
             confidence="high",
             message=message,
-            location=Location(first.path, first.line, 1, spec.function),
+            location=Location(first.path, first.line, first.column, spec.function),
             step_root=spec.function,
             mode=(),
             mode_label="",

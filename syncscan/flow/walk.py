@@ -50,6 +50,7 @@ class ReturnInfo:
     types: frozenset[str]
     is_none: bool
     text: str
+    column: int = 1  # 1-based, of the `return` (the body's indentation for a fall-through)
 
 
 @dataclass(frozen=True)
@@ -572,20 +573,25 @@ class Walker:
 
     # ------------------------------------------------------------------ witness bits
     def site_step(self, frame: Frame, call: ir.Call, note: str) -> WitnessStep:
-        return WitnessStep(frame.relpath, call.line, frame.function.qualname, note)
+        return WitnessStep(frame.relpath, call.line, frame.function.qualname, note, column=call.col)
 
     def return_info(self, stmt: ir.Return, frame: Frame) -> ReturnInfo:
         value = stmt.value
         is_none = value is None or (isinstance(value, ir.Const) and value.value is None)
         types = frozenset() if is_none else self.types.expr_types(value, frame.scope)
         text = "None" if is_none else _describe(value)
-        return ReturnInfo(frame.relpath, stmt.line, frame.function.qualname, types, is_none, text)
+        return ReturnInfo(
+            frame.relpath, stmt.line, frame.function.qualname, types, is_none, text, stmt.col
+        )
 
 
 def with_fall_through(exits: list[Exit], fall: list[PathState], frame: Frame) -> list[Exit]:
     """A function's returns, plus its last line for the paths that fall off its end."""
     fn = frame.function
-    implicit = ReturnInfo(frame.relpath, fn.end_line, fn.qualname, frozenset(), True, "None")
+    column = fn.body[-1].col if fn.body else fn.col
+    implicit = ReturnInfo(
+        frame.relpath, fn.end_line, fn.qualname, frozenset(), True, "None", column
+    )
     return [*exits, *(Exit(state, implicit) for state in fall)]
 
 
