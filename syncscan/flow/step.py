@@ -189,6 +189,14 @@ def _compatible(a: tuple[tuple[str, bool], ...], b: tuple[tuple[str, bool], ...]
     return all(other.get(k, v) == v for k, v in a)
 
 
+# How a bounded step waits, as the end of "the mode's other steps ...".
+_WAITS = {
+    "waits inline": "wait inline",
+    "deferred": "wait through their deferred output",
+    "semaphore": "wait at the start of the next step",
+}
+
+
 def _bound_by_mode(paths: list[StepPath]) -> list[StepPath]:
     """An unwaited exit taken only on some steps of a mode that otherwise waits
     is bounded by those steps: the host cannot run ahead of the mode for long."""
@@ -212,7 +220,7 @@ def _bound_by_mode(paths: list[StepPath]) -> list[StepPath]:
                         path.state,
                         path.returns,
                         "bounded by the mode's other steps",
-                        f"a data-dependent exit; other steps of this mode are {peer}",
+                        f"a data-dependent exit; the mode's other steps {_WAITS[peer]}",
                     )
                 )
                 continue
