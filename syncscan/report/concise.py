@@ -53,6 +53,6 @@ def render_statistics(console: Console, findings: list[Finding]) -> None:
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     width = max((len(str(n)) for _, n in rows), default=1)
     for (code, name), number in rows:
-        console.print(Text(f"{number:>{width}}\t{code}\t{name}"), soft_wrap=True)
+        console.print(Text(f"{number:>{width}}  {code}  {name}"), soft_wrap=True)
     if not rows:
         console.print(Text("No findings."), soft_wrap=True)
