@@ -11,6 +11,7 @@ that reach it. A run with one is never a clean pass.
 from __future__ import annotations
 
 from syncscan.flow.context import Analysis
+from syncscan.index.summary import ImportBinding, ModuleSummary
 from syncscan.resolve.callgraph import context_name
 from syncscan.resolve.program import Diagnostic
 
@@ -54,24 +55,24 @@ def incomplete_roots(analysis: Analysis, skipped: list[Diagnostic]) -> list[Diag
     return out
 
 
-def _modules_reached(analysis: Analysis) -> dict[str, list]:
+def _modules_reached(analysis: Analysis) -> dict[str, list[ModuleSummary]]:
     """Each step root's name -> the summaries of the modules its call graph reaches."""
+    import networkx as nx  # only a run that skipped a file gets here
+
     graph = analysis.callgraph.graph
     by_path = {summary.path: summary for summary in analysis.program.loaded()}
-    out: dict[str, list] = {}
+    out: dict[str, list[ModuleSummary]] = {}
     for root in analysis.roots:
         node = context_name(root.function, root.self_class)
         if node not in graph:
             continue
-        import networkx as nx
-
         nodes = {node, *nx.descendants(graph, node)}
         paths = sorted({graph.nodes[n].get("path") for n in nodes} - {None})
         out.setdefault(root.name, []).extend(by_path[p] for p in paths if p in by_path)
     return out
 
 
-def _import_line(imports, module: str) -> int | None:
+def _import_line(imports: tuple[ImportBinding, ...], module: str) -> int | None:
     """The line of the first import of `module` (or of a name inside it), if any."""
     for binding in imports:
         if binding.target == module or binding.target.startswith(module + "."):
