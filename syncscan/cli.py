@@ -384,13 +384,14 @@ def _rules(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _consoles() -> tuple[Console, Console]:
-    """stdout and stderr consoles. Off a terminal (CI logs, pipes, pre-commit) nothing
-    is wrapped: a message or a path is never cut across lines."""
+    """stdout and stderr consoles. Off a terminal (CI logs, pipes, pre-commit) no text
+    is wrapped: a message or a path is never cut across lines (findings are printed
+    unboxed there; the width only shapes the audit's and config's tables)."""
     from rich.console import Console
 
     out = Console(highlight=False, markup=False)
     if not out.is_terminal:
-        out = Console(highlight=False, markup=False, soft_wrap=True, width=100)
+        out = Console(highlight=False, markup=False, soft_wrap=True, width=160)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     return out, err
 
