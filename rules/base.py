@@ -101,6 +101,8 @@ class Rule:
     remedy: ClassVar[str]
     VALID: ClassVar[list[Example]]
     INVALID: ClassVar[list[Example]]
+    # What a finding's `step_root` names, as reports label it.
+    root_kind: ClassVar[str] = "step root"
 
     @classmethod
     def documentation(cls) -> str:

@@ -232,6 +232,7 @@ class UnboundedStep(Rule):
                     "after the device's access",
                     rewrite.written,
                     rewrite.pool,
+                    rewrite.column,
                 )
             )
         origin = write[-1].written.removeprefix("writes ") if write else "a pinned buffer"
@@ -244,7 +245,7 @@ class UnboundedStep(Rule):
             Location(
                 p.returns[-1].path,
                 p.returns[-1].line,
-                1,
+                p.returns[-1].column,
                 p.returns[-1].function,
                 "another unwaited return of this mode",
             )  # fmt: skip
@@ -257,7 +258,7 @@ class UnboundedStep(Rule):
             severity=analysis.project.config.severity.get(self.code, self.severity),
             confidence="high" if any(w.pool for w in write) else "medium",
             message=message,
-            location=Location(final.path, final.line, 1, root.function.qualname),
+            location=Location(final.path, final.line, final.column, root.function.qualname),
             step_root=root.name,
             mode=mode,
             mode_label=mode_label,

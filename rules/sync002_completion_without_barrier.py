@@ -115,6 +115,7 @@ class CompletionWithoutBarrier(Rule):
     name = "completion-without-barrier"
     severity = "error"
     summary = "A transition reports completion while device work may still run"
+    root_kind = "quiescence point"
     remedy = (
         "Put a full-device barrier before each completion point: "
         "torch.accelerator.synchronize() in-process, or, where the engine and the "
@@ -169,7 +170,7 @@ class CompletionWithoutBarrier(Rule):
         if result.cpu_barriers:
             message += " The only barrier on the path is a CPU barrier."
         related = tuple(
-            Location(s.path, s.line, 1, s.function, f"completion: {s.kind}") for s in lacking
+            Location(s.path, s.line, s.column, s.function, f"completion: {s.kind}") for s in lacking
         )
         return Finding(
             code=self.code,
@@ -177,7 +178,7 @@ class CompletionWithoutBarrier(Rule):
             severity=analysis.project.config.severity.get(self.code, self.severity),
             confidence="high",
             message=message,
-            location=Location(first.path, first.line, 1, spec.function),
+            location=Location(first.path, first.line, first.column, spec.function),
             step_root=spec.function,
             mode=(),
             mode_label="",

@@ -179,6 +179,7 @@ class WriteOutsideGuard(Rule):
                 f"in {when}, {site.note}: no host wait orders it after the access",
                 site.written,
                 site.pool,
+                site.column,
             )
         )
         written = site.written.removeprefix("writes ") or "a pinned buffer"
@@ -194,7 +195,7 @@ class WriteOutsideGuard(Rule):
             severity=analysis.project.config.severity.get(self.code, self.severity),
             confidence="medium",
             message=message,
-            location=Location(site.path, site.line, 1, site.function),
+            location=Location(site.path, site.line, site.column, site.function),
             step_root=root.name,
             mode=mode,
             mode_label=mode_label,

@@ -1,28 +1,37 @@
 """Command line: check | audit | explain | rules | config.
 
-Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or
-configuration error. Bad input files never stop a run: they are reported as
-skipped.
+Exit codes: 0 clean, 1 findings at or above --fail-on (or a result that is
+incomplete because a file the step path needs was skipped, or unused
+suppressions under --report-unused-ignores), 2 usage or configuration error
+(and, under --strict, a run that analysed nothing). Bad input files never stop
+a run: they are reported as skipped.
+
+The analysis is imported only when a command needs it, so `--version` and
+`--help` answer at once.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from contextlib import nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
+from syncscan import __version__
+from syncscan.project import ConfigError, project_root_of, vcs_root
 
-from syncscan import __version__, baseline
-from syncscan.project import ConfigError
-from syncscan.rules import all_rules, rule_by_code
-from syncscan.runner import Options, RunResult, run
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from syncscan.report.result import RunResult
+    from syncscan.runner import Options
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _SEVERITY_RANK = {"note": 0, "warning": 1, "error": 2}
-_FORMATS = ("console", "json", "sarif", "github", "markdown")
+# `console` is the old name of `full`.
+_FORMATS = ("full", "concise", "console", "json", "sarif", "github", "markdown")
+_TEXT_FORMATS = ("full", "concise", "console")
 
 
 class UsageError(Exception):
@@ -41,13 +50,11 @@ def _parser() -> argparse.ArgumentParser:
         if many:
             p.add_argument(
                 "paths", nargs="*", type=Path,
-                help="a project directory (default: .), or changed files to report on",
+                help="a project directory (default: .), or files to report on",
             )  # fmt: skip
         else:
             p.add_argument("paths", nargs="?", type=Path, help="project root (default: .)")
         p.add_argument("--config", type=Path, help="a pyproject.toml or syncscan TOML file")
-        p.add_argument("--select", action="append", default=[], help="only these rule codes")
-        p.add_argument("--ignore", action="append", default=[], help="skip these rule codes")
         p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
         p.add_argument("--cache-dir", type=Path, help="summary cache location")
         p.add_argument(
@@ -57,13 +64,36 @@ def _parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="report findings (for CI and pre-commit)")
     common(check, many=True)
-    check.add_argument("--format", choices=_FORMATS, default="console")
+    check.add_argument("--select", action="append", default=[], help="only these rule codes")
+    check.add_argument("--ignore", action="append", default=[], help="skip these rule codes")
+    check.add_argument(
+        "--output-format", "--format", dest="output_format", choices=_FORMATS, default="full",
+        help="full (panels, the default), concise (one line per finding), json, sarif, "
+        "github, markdown",
+    )  # fmt: skip
     check.add_argument("--output", type=Path, help="write the report to this file")
+    check.add_argument(
+        "--statistics", action="store_true", help="count the findings per rule instead"
+    )
+    check.add_argument(
+        "-q", "--quiet", action="store_true", help="only findings and what fails the run"
+    )
+    check.add_argument(
+        "-v", "--verbose", action="store_true", help="also print the run's figures to stderr"
+    )
     check.add_argument(
         "--fail-on", choices=("error", "warning", "note"), default="error",
         help="lowest severity that makes the exit code 1 (default: error)",
     )  # fmt: skip
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    check.add_argument(
+        "--allow-incomplete", action="store_true",
+        help="exit 0 although a file the step path needs was skipped (it is still reported)",
+    )  # fmt: skip
+    check.add_argument(
+        "--strict", action="store_true",
+        help="exit 2 when the packs name step roots or quiescence points but none exist",
+    )  # fmt: skip
     check.add_argument(
         "--changed-only", action="store_true",
         help="pre-commit mode: PATHS are changed files; exit 0 at once when there are none",
@@ -73,6 +103,14 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--report-unused-ignores", action="store_true",
         help="report `# syncscan: ignore[...]` comments that suppress nothing (exit 1)",
+    )  # fmt: skip
+    check.add_argument(
+        "--add-ignore", nargs="?", const="", default=None, metavar="REASON",
+        help="write `# syncscan: ignore[CODE] REASON` on each finding's line, then exit 0",
+    )  # fmt: skip
+    check.add_argument(
+        "--source-root", type=Path,
+        help="SARIF paths are relative to this directory (default: the repository root)",
     )  # fmt: skip
 
     audit = sub.add_parser("audit", help="every step root x mode, with its verdict")
@@ -93,7 +131,12 @@ def _split(values: list[str]) -> tuple[str, ...]:
 
 
 def _target(paths: list[Path], changed_only: bool) -> tuple[Path, tuple[str, ...] | None]:
-    """(project root, changed files relative to it, or None for a full report)."""
+    """(project root, files to report on relative to it, or None for a full report).
+
+    Files name their project: the nearest directory above them with a
+    pyproject.toml, else the version-control root, else the top package's
+    parent. Files of two projects in one call are refused.
+    """
     files = [p for p in paths if not p.is_dir()]
     dirs = [p for p in paths if p.is_dir()]
     missing = [p for p in paths if not p.exists()]
@@ -101,30 +144,35 @@ def _target(paths: list[Path], changed_only: bool) -> tuple[Path, tuple[str, ...
         raise UsageError(f"path does not exist: {missing[0]}")
     if not files and not changed_only:
         if len(dirs) > 1:
-            raise UsageError("give one project directory (or changed files)")
+            raise UsageError("give one project directory (or files)")
         return (dirs[0] if dirs else Path(".")), None
     if dirs:
-        raise UsageError("give either one project directory or changed files, not both")
-    root = _project_root(Path.cwd())
+        raise UsageError("give either one project directory or files, not both")
+    existing = [p for p in files if p.exists()]
+    roots: dict[Path, Path] = {}  # project root -> first file naming it
+    for path in existing:
+        roots.setdefault(project_root_of(path), path)
+    if len(roots) > 1:
+        (a, fa), (b, fb) = list(roots.items())[:2]
+        raise UsageError(
+            f"the files belong to different projects: {fa} is in {a}, {fb} is in {b}; "
+            "run syncscan once per project"
+        )
+    root = next(iter(roots)) if roots else project_root_of(Path.cwd() / "_")
     changed = []
     for path in files:
         try:
-            changed.append(path.resolve().relative_to(root.resolve()).as_posix())
+            changed.append(path.absolute().resolve().relative_to(root).as_posix())
         except ValueError:
             raise UsageError(f"{path} is outside the project at {root}") from None
     return root, tuple(changed)
 
 
-def _project_root(start: Path) -> Path:
-    from syncscan.project import find_config
-
-    config = find_config(start.resolve())
-    return config.parent if config is not None else start
-
-
 def _run(
     args: argparse.Namespace, err: Console, root: Path, options: Options, reuse: bool = False
 ) -> RunResult:
+    from syncscan import runner
+
     status = (
         err.status("syncscan: reading the step path", spinner="dots")
         if err.is_terminal
@@ -132,11 +180,11 @@ def _run(
     )
     with status as spinner:
         progress = (lambda text: spinner.update(f"syncscan: {text}")) if spinner else None
-        return run(
+        return runner.run(
             root,
             args.config,
-            _split(args.select),
-            _split(args.ignore),
+            _split(getattr(args, "select", [])),
+            _split(getattr(args, "ignore", [])),
             use_cache=not args.no_cache,
             cache_dir=args.cache_dir,
             options=options,
@@ -160,8 +208,13 @@ def _jobs(args: argparse.Namespace, options: Options) -> int:
 
 
 def _check(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from syncscan import baseline
+    from syncscan.runner import Options
+
     if args.changed_only and not args.paths:
         return EXIT_CLEAN  # pre-commit with nothing to check
+    if args.quiet and args.verbose:
+        raise UsageError("-q and -v contradict each other")
     root, changed = _target(args.paths, args.changed_only)
     options = Options(
         changed=changed,
@@ -169,52 +222,120 @@ def _check(args: argparse.Namespace, out: Console, err: Console) -> int:
         report_unused_ignores=args.report_unused_ignores,
     )
     result = _run(args, err, root, options, reuse=True)
+    if args.add_ignore is not None:
+        return _add_ignore(args, err, result)
     if args.write_baseline:
         # Refreshing a baseline keeps what it already accepted.
         accepted = result.findings + result.baselined
         baseline.write(args.write_baseline, accepted)
-        err.print(
-            f"syncscan: wrote {len(accepted)} finding(s) to {args.write_baseline}", markup=False
-        )
+        err.print(f"syncscan: wrote {len(accepted)} finding(s) to {args.write_baseline}")
         return EXIT_CLEAN
     _emit(args, out, result)
-    for problem in result.problems:
-        err.print(f"syncscan: {problem}", markup=False)
+    if args.output_format not in _TEXT_FORMATS or args.output or args.statistics:
+        _echo_diagnostics(err, result, args.quiet)  # a human reads stderr
+    nothing = result.nothing_analysed
+    if nothing:
+        err.print(f"syncscan: warning: {nothing}")
+    if args.verbose:
+        figures = ", ".join(f"{key}={value}" for key, value in result.stats.items())
+        err.print(f"syncscan: {figures}")
+    if nothing and args.strict:
+        return EXIT_ERROR
+    return _exit_status(args, result)
+
+
+def _exit_status(args: argparse.Namespace, result: RunResult) -> int:
+    if args.exit_zero:
+        return EXIT_CLEAN
     threshold = _SEVERITY_RANK[args.fail_on]
     failing = [f for f in result.findings if _SEVERITY_RANK.get(f.severity, 2) >= threshold]
-    if (failing or result.problems) and not args.exit_zero:
+    incomplete = result.incomplete and not args.allow_incomplete
+    if failing or incomplete or result.unused_suppressions:
         return EXIT_FINDINGS
     return EXIT_CLEAN
 
 
+def _echo_diagnostics(err: Console, result: RunResult, quiet: bool) -> None:
+    """Diagnostics on stderr beside a machine-readable report (which carries them too)."""
+    from syncscan.report.result import diagnostic_label, diagnostic_level, diagnostic_where
+
+    for diagnostic in result.diagnostics:
+        level = diagnostic_level(diagnostic)
+        if quiet and level != "error":
+            continue
+        where = diagnostic_where(diagnostic)
+        prefix = f"{where}: " if where else ""
+        label = diagnostic_label(diagnostic)
+        err.print(f"syncscan: {level}: {prefix}{label}: {diagnostic.message}")
+
+
+def _add_ignore(args: argparse.Namespace, err: Console, result: RunResult) -> int:
+    from syncscan.add_ignore import add_ignores
+
+    edits = add_ignores(result.project.root, result.findings, args.add_ignore)
+    files = len({edit.path for edit in edits})
+    err.print(f"syncscan: added {len(edits)} suppression(s) in {files} file(s)")
+    for edit in edits:
+        if args.verbose:
+            err.print(f"syncscan: {edit.path}:{edit.line}: ignore[{','.join(edit.codes)}]")
+    return EXIT_CLEAN
+
+
 def _emit(args: argparse.Namespace, out: Console, result: RunResult) -> None:
-    if args.format == "console":
-        from syncscan.report import console
+    text_format = args.output_format in _TEXT_FORMATS
+    if text_format or args.statistics:
+        from rich.console import Console
+
+        from syncscan.report import concise, console
+
+        def write(target: Console) -> None:
+            if args.statistics:
+                concise.render_statistics(target, result.findings)
+            elif args.output_format == "concise":
+                concise.render(target, result, result.findings, quiet=args.quiet)
+            else:
+                console.render(target, result, result.findings, quiet=args.quiet)
 
         if args.output:
             with args.output.open("w", encoding="utf-8") as handle:
-                console.render(
-                    Console(file=handle, width=120, no_color=True), result, result.findings
-                )
+                write(Console(file=handle, no_color=True, markup=False, soft_wrap=True, width=100))
         else:
-            console.render(out, result, result.findings)
+            write(out)
         return
-    text = _render_text(args.format, result)
+    text = _render_text(args, result)
     if args.output:
         args.output.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
 
 
-def _render_text(fmt: str, result: RunResult) -> str:
+def _render_text(args: argparse.Namespace, result: RunResult) -> str:
     """A machine-readable report of `result`, by format name."""
+    import os
+
     from syncscan.report import github, json_report, markdown, sarif
 
+    fmt = args.output_format
     if fmt == "github":
         prefix = os.path.relpath(result.project.root, Path.cwd())
         return github.render(result, result.findings, path_prefix="" if prefix == "." else prefix)
-    renderers = {"json": json_report.render, "sarif": sarif.render, "markdown": markdown.render}
+    if fmt == "sarif":
+        return sarif.render(result, result.findings, source_root=_source_root(args, result))
+    renderers = {"json": json_report.render, "markdown": markdown.render}
     return renderers[fmt](result, result.findings)
+
+
+def _source_root(args: argparse.Namespace, result: RunResult) -> Path:
+    """--source-root, else the repository holding the project, else the project."""
+    root = result.project.root
+    if args.source_root is not None:
+        source = args.source_root.resolve()
+        if not source.is_dir():
+            raise UsageError(f"--source-root is not a directory: {args.source_root}")
+        if not root.is_relative_to(source):
+            raise UsageError(f"--source-root {args.source_root} does not contain {root}")
+        return source
+    return vcs_root(root) or root
 
 
 def _project_dir(args: argparse.Namespace) -> Path:
@@ -226,6 +347,7 @@ def _project_dir(args: argparse.Namespace) -> Path:
 
 def _audit(args: argparse.Namespace, out: Console, err: Console) -> int:
     from syncscan.report import audit
+    from syncscan.runner import Options
 
     audit.render(out, _run(args, err, _project_dir(args), Options()))
     return EXIT_CLEAN
@@ -241,6 +363,8 @@ def _config(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _explain(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from syncscan.rules import rule_by_code
+
     rule = rule_by_code(args.code)
     if rule is None:
         raise UsageError(f"unknown rule {args.code!r}; see `syncscan rules`")
@@ -252,9 +376,24 @@ def _explain(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _rules(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from syncscan.rules import all_rules
+
     for rule in all_rules():
         out.print(f"{rule.code}  {rule.name:<28} {rule.severity:<8} {rule.summary}")
     return EXIT_CLEAN
+
+
+def _consoles() -> tuple[Console, Console]:
+    """stdout and stderr consoles. Off a terminal (CI logs, pipes, pre-commit) no text
+    is wrapped: a message or a path is never cut across lines (findings are printed
+    unboxed there; the width only shapes the audit's and config's tables)."""
+    from rich.console import Console
+
+    out = Console(highlight=False, markup=False)
+    if not out.is_terminal:
+        out = Console(highlight=False, markup=False, soft_wrap=True, width=160)
+    err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+    return out, err
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -263,11 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return EXIT_ERROR if exc.code else EXIT_CLEAN
-    # Logs (CI, pre-commit) are not terminals: do not wrap paths at 80 columns.
-    out = Console(highlight=False)
-    if not out.is_terminal:
-        out = Console(highlight=False, width=160)
-    err = Console(stderr=True, highlight=False)
+    out, err = _consoles()
     handlers = {
         "check": _check,
         "audit": _audit,

@@ -8,6 +8,7 @@ methods, mode labels and peer-bounded modes. Users add packs of their own from
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from syncscan.project import ConfigError, Project
+
+BUILTIN_SOURCE = "syncscan.rules/packs/"
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,11 @@ class StepRootSpec:
     subclasses: bool
     continuation: tuple[str, ...]
     pack: str
+    source: str = ""  # the pack file (or pyproject.toml) the row comes from
+
+    @property
+    def builtin(self) -> bool:
+        return self.source.startswith(BUILTIN_SOURCE)
 
 
 @dataclass(frozen=True)
@@ -36,6 +44,11 @@ class QuiescenceSpec:
     why: str
     pack: str
     exclude: tuple[str, ...] = ()  # subclasses whose override is not this transition
+    source: str = ""  # the pack file (or pyproject.toml) the row comes from
+
+    @property
+    def builtin(self) -> bool:
+        return self.source.startswith(BUILTIN_SOURCE)
 
 
 @dataclass(frozen=True)
@@ -110,6 +123,17 @@ class PackSet:
 _PACK_KEYS = frozenset(
     {"pack", "vocabulary", "step_root", "resolution", "mode", "bounded_mode", "quiescence", "rpc"}
 )
+# The keys each table's rows may hold: a misspelt key is named as unknown, not
+# reported as a missing one.
+_ROW_KEYS: dict[str, frozenset[str]] = {
+    "pack": frozenset({"name", "description", "activate_when_package", "always"}),
+    "step_root": frozenset({"class", "method", "subclasses", "continuation"}),
+    "resolution": frozenset({"method"}),
+    "mode": frozenset({"predicate", "value", "label"}),
+    "bounded_mode": frozenset({"predicate", "value", "reason"}),
+    "quiescence": frozenset({"function", "subclasses", "busy_on_entry", "why", "exclude"}),
+    "rpc": frozenset({"method", "name_argument", "name_keyword", "receivers"}),
+}
 
 
 def _builtin_pack_texts() -> list[tuple[str, str]]:
@@ -136,7 +160,29 @@ def _checked(source: str, data: dict[str, Any]) -> dict[str, Any]:
         raise ConfigError(f"{source}: unknown pack table '{unknown[0]}'")
     if not isinstance(data.get("pack"), dict) or "name" not in data["pack"]:
         raise ConfigError(f"{source}: a pack needs [pack] with a name")
+    for table, allowed in _ROW_KEYS.items():
+        rows = data.get(table, [])
+        for row in rows if isinstance(rows, list) else [rows]:
+            if not isinstance(row, dict):
+                continue
+            for key in sorted(set(row) - allowed):
+                close = difflib.get_close_matches(key, sorted(allowed), n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise ConfigError(
+                    f"{source}: unknown key '{key}' in [{table}] {row}{hint}; "
+                    f"known keys: {', '.join(sorted(allowed))}"
+                )
     return data
+
+
+def check_disabled(project: Project, names: list[str]) -> None:
+    """`disable_packs` must name packs that exist: a typo would leave one active."""
+    for name in project.config.disable_packs:
+        if name not in names:
+            raise ConfigError(
+                f"{project.config.source}: 'tool.syncscan.disable_packs' names no pack: "
+                f"{name!r} (packs: {', '.join(names)})"
+            )
 
 
 _NO_DEFAULT = object()
@@ -174,6 +220,7 @@ def load_packs(project: Project) -> PackSet:
         except OSError as exc:
             raise ConfigError(f"{project.config.source}: cannot read pack {path}: {exc}") from exc
         packs.append((path, _parse(path, text)))
+    check_disabled(project, [str(data["pack"]["name"]) for _, data in packs])
     lists: dict[str, set[str]] = {}
     scalars: dict[str, str] = {}
     names: list[str] = []
@@ -207,6 +254,7 @@ def load_packs(project: Project) -> PackSet:
                     subclasses=_require(source, row, "subclasses", bool, True),
                     continuation=_strings(source, row, "continuation"),
                     pack=name,
+                    source=source,
                 )
             )
         for row in data.get("resolution", []):
@@ -228,6 +276,7 @@ def load_packs(project: Project) -> PackSet:
                     why=_require(source, row, "why", str, ""),
                     pack=name,
                     exclude=_strings(source, row, "exclude"),
+                    source=source,
                 )
             )
         for row in data.get("rpc", []):

@@ -159,6 +159,37 @@ def find_config(root: Path) -> Path | None:
     return None
 
 
+_VCS_MARKERS = (".git", ".hg", ".svn")
+
+
+def vcs_root(start: Path) -> Path | None:
+    """The nearest directory at or above `start` that is a version-control checkout."""
+    start = start.resolve()
+    for directory in (start, *start.parents):
+        if any((directory / marker).exists() for marker in _VCS_MARKERS):
+            return directory
+    return None
+
+
+def project_root_of(file: Path) -> Path:
+    """The project a file belongs to, found the way ruff and pytest find theirs.
+
+    The nearest directory above the file holding a `pyproject.toml`, else the
+    nearest version-control root, else the directory above its top-level
+    package (the file's own directory when it is in no package).
+    """
+    start = file.resolve().parent
+    for directory in (start, *start.parents):
+        if (directory / "pyproject.toml").is_file():
+            return directory
+        if any((directory / marker).exists() for marker in _VCS_MARKERS):
+            return directory
+    top = start
+    while (top / "__init__.py").is_file() and top.parent != top:
+        top = top.parent
+    return top
+
+
 def discover(root: Path, config: Config) -> Project:
     """List the Python files under `root` and name their modules.
 

@@ -32,7 +32,7 @@ from syncscan.project import Project
 from syncscan.resolve.program import Diagnostic, Program
 from syncscan.rules.base import Finding, finding_from_data, finding_to_data
 
-RECORD_FORMAT = 3
+RECORD_FORMAT = 4
 _DOCUMENT = "record.json"
 
 
@@ -116,7 +116,7 @@ def load(
         result = data["result"]
         analysed = Analysed(
             findings=[finding_from_data(f) for f in result["findings"]],
-            diagnostics=[Diagnostic(path, message) for path, message in result["diagnostics"]],
+            diagnostics=[Diagnostic(**d) for d in result["diagnostics"]],
             notes=list(result["notes"]),
             stats=dict(result["stats"]),
             function_lines={k: (p, first, last) for k, (p, first, last) in result["lines"].items()},
@@ -147,7 +147,7 @@ def save(
             "headers": _headers_digest(facts) if program.headers_used else None,
             "result": {
                 "findings": [finding_to_data(f) for f in analysed.findings],
-                "diagnostics": [[d.path, d.message] for d in analysed.diagnostics],
+                "diagnostics": [dataclasses.asdict(d) for d in analysed.diagnostics],
                 "notes": analysed.notes,
                 "stats": analysed.stats,
                 "lines": analysed.function_lines,

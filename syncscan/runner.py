@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from syncscan import baseline, reuse, suppress
+from syncscan.completeness import incomplete_roots
 from syncscan.flow.context import Analysis
 from syncscan.index.build import SummaryError
 from syncscan.index.cache import SummaryCache
@@ -30,7 +31,7 @@ from syncscan.project import (
     find_config,
     load_config,
 )
-from syncscan.report.result import RunResult
+from syncscan.report.result import RunResult, nothing_analysed
 from syncscan.resolve.program import Diagnostic, Program
 from syncscan.rules import all_rules
 from syncscan.rules.base import Finding, Rule
@@ -207,15 +208,11 @@ def _analyse(
         findings.extend(rule_cls().check(analysis))
     findings.sort(key=Finding.sort_key)
     analysis.quiescence_results  # noqa: B018 - runs them so their notes are complete
+    check_user_rows(analysis)
     notes = list(analysis.notes)
     for result in analysis.step_results:
         if result.incomplete:
             notes.append(f"incomplete: {result.root.name}: {result.incomplete}")
-    if not packs.step_roots and not packs.quiescence:
-        notes.append(
-            "nothing to analyse: no step roots or quiescence points in the active packs "
-            f"(active packs: {', '.join(packs.names) or 'none'})"
-        )
     graph = analysis.callgraph
     stats: dict[str, int | float] = {
         "files": len(project.modules),
@@ -223,15 +220,45 @@ def _analyse(
         "parsed": summariser.parsed,
         "prefetched": summariser.prefetched,
         "step_roots": len(analysis.roots),
-        "quiescence_points": len(packs.quiescence),
+        "quiescence_points": sum(1 for q in analysis.quiescence_results if not q.missing),
         "call_graph_nodes": graph.graph.number_of_nodes(),
         "call_graph_edges": graph.graph.number_of_edges(),
         "resolved_calls": graph.resolved_calls,
         "unresolved_calls": graph.unresolved_calls,
     }
-    return reuse.Analysed(
-        findings, list(program.diagnostics), notes, stats, _function_lines(findings, program)
-    )
+    if nothing := nothing_analysed(packs, stats):
+        notes.append(nothing)
+    skipped = list(program.diagnostics)
+    diagnostics = skipped + incomplete_roots(analysis, skipped)
+    return reuse.Analysed(findings, diagnostics, notes, stats, _function_lines(findings, program))
+
+
+def check_user_rows(analysis: Analysis) -> None:
+    """A step root or quiescence point the user's own pack names must exist.
+
+    A built-in pack names entries of several releases, so one absent from this
+    tree is a note; the user's entry that matches nothing is a typo, and a typo
+    that turned the check green would be the worst outcome (ConfigError, exit 2).
+    """
+    found = {(root.spec, root.self_class) for root in analysis.roots}
+    for spec in analysis.packs.step_roots:
+        if spec.builtin or (spec, spec.cls) in found:
+            continue
+        if analysis.program.find_class(spec.cls) is None:
+            why = f"class {spec.cls} is not in the project"
+        else:
+            why = f"class {spec.cls} has no method {spec.method!r}"
+        raise ConfigError(
+            f"{spec.source}: step_root entry class = {spec.cls!r}, method = {spec.method!r}: "
+            f"{why} (pack {spec.pack})"
+        )
+    for result in analysis.quiescence_results:
+        spec = result.spec
+        if result.missing and not spec.builtin:
+            raise ConfigError(
+                f"{spec.source}: quiescence entry function = {spec.function!r}: "
+                f"{result.missing} (pack {spec.pack})"
+            )
 
 
 def _function_lines(findings: list[Finding], program: Program) -> dict[str, tuple[str, int, int]]:
@@ -258,12 +285,13 @@ def _filter(
     """Suppressions, then the changed-files filter, then the baseline."""
     project = result.project
     comments = suppress.collect(facts, project.relpath)
-    report = suppress.apply(result.findings, comments, project.root, function_lines)
+    codes = tuple(rule.code for rule in all_rules())
+    report = suppress.apply(result.findings, comments, project.root, function_lines, codes)
     result.findings = report.kept
     result.suppressed = report.suppressed
-    result.notes.extend(report.missing_reason)
+    result.diagnostics.extend(report.warnings)
     if options.report_unused_ignores:
-        result.problems.extend(report.unused)
+        result.diagnostics.extend(report.unused)
     if options.changed is not None:
         changed = set(options.changed)
         result.findings = [f for f in result.findings if touches(f, changed)]

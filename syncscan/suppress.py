@@ -2,8 +2,10 @@
 
 A suppression applies to a finding when it sits on any line of the flagged
 statement or on the `def` line (or a decorator line) of the flagged function.
-A suppression without a reason still applies but is reported; unused ones are
-reported on request.
+A suppression without a reason still applies but is reported; a malformed one
+(no codes, lower-case codes, a code that names no rule) applies to nothing and
+is reported on every run; unused ones are reported on request. Each report is a
+Diagnostic with its path and line, so every format carries it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 
 from syncscan.index.facts import FactsTable
 from syncscan.index.summary import Suppression
+from syncscan.resolve.program import Diagnostic
 from syncscan.rules.base import Finding
 
 
@@ -22,8 +25,8 @@ from syncscan.rules.base import Finding
 class SuppressionReport:
     kept: list[Finding]
     suppressed: list[Finding]
-    missing_reason: list[str]  # messages
-    unused: list[str]  # messages
+    warnings: list[Diagnostic]  # malformed, unknown codes, no reason: shown on every run
+    unused: list[Diagnostic]  # reported with --report-unused-ignores
 
 
 def statement_lines(source: str, line: int) -> range:
@@ -48,13 +51,27 @@ def apply(
     suppressions: dict[str, tuple[Suppression, ...]],
     root: Path,
     function_lines: dict[str, tuple[str, int, int]],
+    rule_codes: tuple[str, ...],
 ) -> SuppressionReport:
     """Split findings into kept and suppressed, and audit the comments used.
 
     `suppressions` maps a relative path to the suppression comments in it;
     `function_lines` maps a function qualname to (relative path, first decorator
-    line, `def` line).
+    line, `def` line); `rule_codes` are every rule's code (a suppression naming
+    none of them is a mistake).
     """
+    warnings: list[Diagnostic] = []
+    valid: dict[str, tuple[Suppression, ...]] = {}
+    for path, items in sorted(suppressions.items()):
+        for item in items:
+            problem = item.problem or _unknown_codes(item, rule_codes)
+            if problem:
+                written = f"ignore[{','.join(item.codes)}]" if item.codes else "ignore"
+                warnings.append(Diagnostic(path, f"{written}: {problem}", item.line, "suppression"))
+        valid[path] = tuple(
+            item for item in items if not item.problem and not _unknown_codes(item, rule_codes)
+        )
+    suppressions = {path: items for path, items in valid.items() if items}
     sources: dict[str, str] = {}
     used: set[tuple[str, int]] = set()
     kept: list[Finding] = []
@@ -66,16 +83,26 @@ def apply(
         else:
             used.add(hit)
             suppressed.append(finding)
-    missing: list[str] = []
-    unused: list[str] = []
+    unused: list[Diagnostic] = []
     for path, items in sorted(suppressions.items()):
         for item in items:
             codes = ",".join(item.codes)
             if not item.reason:
-                missing.append(f"{path}:{item.line}: ignore[{codes}] has no reason")
+                why = f"ignore[{codes}] has no reason: say why after the code"
+                warnings.append(Diagnostic(path, why, item.line, "suppression"))
             if (path, item.line) not in used:
-                unused.append(f"{path}:{item.line}: ignore[{codes}] suppresses nothing")
-    return SuppressionReport(kept, suppressed, missing, unused)
+                why = f"ignore[{codes}] suppresses nothing"
+                unused.append(Diagnostic(path, why, item.line, "unused-suppression"))
+    warnings.sort(key=lambda d: (d.path, d.line, d.message))
+    return SuppressionReport(kept, suppressed, warnings, unused)
+
+
+def _unknown_codes(item: Suppression, rule_codes: tuple[str, ...]) -> str:
+    """Why `item` names no rule ("" when every code is, or prefixes, a rule code)."""
+    unknown = [c for c in item.codes if not any(code.startswith(c) for code in rule_codes)]
+    if not unknown:
+        return ""
+    return f"{unknown[0]!r} names no rule (rules: {', '.join(rule_codes)}); it suppresses nothing"
 
 
 def _match(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from syncscan.runner import RunResult, run
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
+# The official SARIF 2.1.0 schema, shipped with the tests (tests/data/README.md says whence).
+SARIF_SCHEMA = REPO / "tests" / "data" / "sarif-schema-2.1.0.json"
 
 
 def analyse(root: Path) -> RunResult:
@@ -39,6 +42,25 @@ SHAPES = sorted(p.parent for p in FIXTURES.glob("*/*/pyproject.toml"))  # every 
 BUGGY = FIXTURES / "slot_pool_mode_without_wait" / "buggy"
 FIXED = FIXTURES / "slot_pool_mode_without_wait" / "fixed"
 PAUSE_BUGGY = FIXTURES / "pause_returns_after_launch" / "buggy"
+
+
+def repository_files() -> list[str]:
+    """The files a clone of this repository holds: tracked ones, plus new ones git does
+    not ignore (so a test sees uncommitted work), minus those deleted on disk."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO, capture_output=True, text=True, check=True, timeout=120,
+    ).stdout  # fmt: skip
+    return [rel for rel in listed.split("\0") if rel and (REPO / rel).is_file()]
+
+
+def clone_repository(dest: Path) -> Path:
+    """A copy of the repository as a fresh clone has it (no caches, nothing beside it)."""
+    for rel in repository_files():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / rel, target)
+    return dest
 
 
 def copy_project(source: Path, dest: Path) -> Path:

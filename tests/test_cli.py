@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from helpers import BUGGY, FIXED, FIXTURES, check_json, combined_project, copy_project
 
-from syncscan import cli
+from syncscan import runner
 from syncscan.cli import main
 
 PEER_CLEAN = FIXTURES / "peer_bounded_mode" / "clean"
 
-TOP_KEYS = {"version", "root", "findings", "diagnostics", "stats"}
+TOP_KEYS = {"version", "findings", "diagnostics", "stats", "volatile"}
 FINDING_KEYS = {
     "code",
     "name",
@@ -41,7 +41,8 @@ FINDING_KEYS = {
     "fingerprint",
 }
 WITNESS_KEYS = {"path", "line", "function", "note"}
-STATS_KEYS = {"files", "parsed", "seconds", "unresolved_calls"}
+STATS_KEYS = {"files", "summarised", "step_roots", "unresolved_calls"}
+VOLATILE_KEYS = {"root", "seconds", "parsed", "cache_hits", "read", "findings_reused"}
 DOC_HEADINGS = ("What it does", "Why is this bad?", "Example", "Use instead")
 
 
@@ -169,7 +170,7 @@ def test_json_has_exactly_the_contract_keys(capsys: pytest.CaptureFixture[str]) 
     code, data, _ = check_json(capsys, BUGGY)
     assert code == 1
     assert set(data) == TOP_KEYS
-    assert data["root"] == str(BUGGY.resolve())
+    assert data["volatile"]["root"] == str(BUGGY.resolve())
     assert isinstance(data["version"], str) and data["version"]
     assert isinstance(data["diagnostics"], list)
     assert len(data["findings"]) == 1
@@ -190,6 +191,34 @@ def test_json_has_exactly_the_contract_keys(capsys: pytest.CaptureFixture[str]) 
         assert isinstance(step["line"], int)
     assert "engine.pool.SlotPool.write" in {step["function"] for step in finding["witness"]}
     assert set(data["stats"]) >= STATS_KEYS, STATS_KEYS - set(data["stats"])
+    assert set(data["volatile"]) >= VOLATILE_KEYS, VOLATILE_KEYS - set(data["volatile"])
+    assert not set(data["stats"]) & set(data["volatile"])
+
+
+def stable_part(text: str) -> str:
+    """The report up to its `volatile` key, which is last: the bytes that must not vary."""
+    data = json.loads(text)
+    assert list(data)[-1] == "volatile"
+    return text[: text.index('  "volatile": {')]
+
+
+def test_json_is_byte_stable_across_locations_and_cache_states(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Cold, warm (findings reused) and a copy elsewhere give the same bytes, apart
+    from the `volatile` figures (the absolute root, timings, cache counts)."""
+    first = combined_project(tmp_path / "one")
+    second = combined_project(tmp_path / "elsewhere" / "two")
+    texts = []
+    for project, cache in ((first, "cache1"), (first, "cache1"), (second, "cache2")):
+        args = ["check", "--format", "json", "--cache-dir", str(tmp_path / cache), str(project)]
+        assert main(args) == 1
+        texts.append(capsys.readouterr().out)
+    volatile = [json.loads(text)["volatile"] for text in texts]
+    assert volatile[0]["findings_reused"] == 0 and volatile[1]["findings_reused"] == 1
+    assert volatile[0]["root"] != volatile[2]["root"]
+    assert stable_part(texts[0]) == stable_part(texts[1]) == stable_part(texts[2])
+    assert str(tmp_path) not in stable_part(texts[0])
 
 
 def test_json_output_file_matches_stdout(
@@ -280,7 +309,7 @@ def test_changed_only_without_files_exits_0_at_once(
     def no_analysis(*args: object, **kwargs: object) -> None:
         raise AssertionError("--changed-only with no files must not analyse anything")
 
-    monkeypatch.setattr(cli, "run", no_analysis)
+    monkeypatch.setattr(runner, "run", no_analysis)
     monkeypatch.chdir(tmp_path)
     assert main(["check", "--changed-only", "--no-cache"]) == 0
     assert list(tmp_path.iterdir()) == []

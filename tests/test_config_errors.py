@@ -269,3 +269,94 @@ def test_config_option_bare_toml_is_used(
     (project / "pyproject.toml").unlink()
     assert main(["check", "--no-cache", "--config", str(config), str(project)]) == 1
     assert "SYNC001" in capsys.readouterr().out
+
+
+# ------------------------------------------------------- pack entries that match nothing
+
+
+def edit_pack(project: Path, old: str, new: str) -> Path:
+    pack = project / "step_pack.toml"
+    text = pack.read_text(encoding="utf-8")
+    assert old in text
+    pack.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return pack
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "why"),
+    [
+        ('class = "engine.runner.Runner"', 'class = "engine.runner.Runer"', "not in the project"),
+        ('method = "execute_model"', 'method = "execute_modle"', "has no method 'execute_modle'"),
+    ],
+    ids=["class", "method"],
+)
+def test_user_step_root_that_does_not_exist_is_a_configuration_error(
+    old: str, new: str, why: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Was a note and `0 step roots`, exit 0: a typo turned the check green."""
+    pack = edit_pack(project, old, new)
+    err = fails(capsys, project)
+    assert str(pack) in err
+    assert new.split(" = ")[1].strip('"') in err  # the entry, as written
+    assert why in err
+
+
+def test_inline_step_root_that_does_not_exist_names_the_pyproject(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = set_pyproject(
+        project,
+        GOOD_HEAD + '[[tool.syncscan.step_root]]\nclass = "engine.nope.Runner"\nmethod = "step"\n',
+    )
+    err = fails(capsys, project)
+    assert str(config) in err
+    assert "engine.nope.Runner" in err
+
+
+def test_user_quiescence_point_that_does_not_exist_is_a_configuration_error(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    set_pyproject(
+        project,
+        GOOD_HEAD + '[[tool.syncscan.quiescence]]\nfunction = "engine.runner.Runner.pawse"\n',
+    )
+    err = fails(capsys, project)
+    assert "engine.runner.Runner.pawse" in err
+    assert "pyproject.toml" in err
+
+
+def test_misspelt_pack_key_is_named_as_unknown(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pack = edit_pack(project, 'class = "engine', 'clas = "engine')
+    err = fails(capsys, project)
+    assert "unknown key 'clas'" in err
+    assert "did you mean 'class'" in err
+    assert "must be a str" not in err
+    assert str(pack) in err
+
+
+def test_disable_packs_naming_no_pack(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = set_pyproject(project, GOOD_HEAD + 'disable_packs = ["nope"]\n')
+    err = fails(capsys, project)
+    assert "'nope'" in err and "disable_packs" in err
+    assert str(config) in err
+
+
+def test_built_in_entries_absent_from_the_tree_say_so_loudly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A built-in pack entry may be absent from an older release (a note), but a run
+    that analysed nothing at all says so on stderr, and fails under --strict."""
+    tree = tmp_path / "old_release"
+    (tree / "vllm").mkdir(parents=True)
+    (tree / "vllm" / "__init__.py").write_text("", encoding="utf-8")  # activates the vllm pack
+    (tree / "vllm" / "engine.py").write_text("def step():\n    return None\n", encoding="utf-8")
+    code = main(["check", "--no-cache", str(tree)])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "nothing was analysed" in err
+    assert "vllm" in err
+    assert "0 step roots" in out
+    assert main(["check", "--no-cache", "--strict", str(tree)]) == 2
+    assert "nothing was analysed" in capsys.readouterr().err

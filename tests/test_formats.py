@@ -20,7 +20,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from helpers import FIXTURES
+from helpers import FIXTURES, SARIF_SCHEMA
 from syncscan.rules import all_rules
 from syncscan.rules.base import Finding, Location
 
@@ -28,10 +28,6 @@ from syncscan.flow.state import WitnessStep
 from syncscan.report import github, markdown, sarif
 from syncscan.resolve.program import Diagnostic
 from syncscan.runner import RunResult, run
-
-SARIF_SCHEMA = (
-    Path(__file__).resolve().parents[2] / "shared" / "schemas" / "sarif-schema-2.1.0.json"
-)
 
 EXPECT = {
     shape.name: tomllib.loads((shape / "expect.toml").read_text())
@@ -325,7 +321,10 @@ def test_github_levels_and_skipped_files() -> None:
     )
     lines = github.render(result, [hand_built(severity="warning")]).splitlines()
     assert lines[0].startswith("::warning file=engine/core.py,line=36,col=1,title=SYNC002 ")
-    assert lines[1] == "::warning file=pkg/bad%2C1.py::skipped: cannot parse: line 3"
+    assert lines[1] == (
+        "::warning file=pkg/bad%2C1.py,line=1,title=syncscan%3A skipped"
+        "::skipped: cannot parse: line 3"
+    )
 
 
 def test_github_prefixes_paths_for_a_subdirectory_root() -> None:

@@ -15,13 +15,16 @@ tree (tracked and untracked, not ignored, files), listed with the read-only
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, REPO
+from helpers import FIXTURES, REPO, clone_repository
+
+from syncscan import __version__
 
 SLOT = FIXTURES / "slot_pool_mode_without_wait"
 INSTALL_TIMEOUT = 1800  # seconds: the first run pip-installs syncscan and its dependencies
@@ -74,19 +77,9 @@ def replace_project(repo: Path, source: Path) -> None:
 @pytest.fixture(scope="module")
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A committed snapshot of the syncscan working tree, for try-repo."""
-    listed = git(REPO, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
     snapshot = new_repo(tmp_path_factory.mktemp("hook") / "syncscan")
-    copied = 0
-    for rel in filter(None, listed.split("\0")):
-        source = REPO / rel
-        if not source.is_file():  # deleted in the working tree
-            continue
-        target = snapshot / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
-        copied += 1
+    clone_repository(snapshot)
     assert (snapshot / ".pre-commit-hooks.yaml").is_file()
-    assert copied > 10
     commit_all(snapshot, "snapshot of the syncscan working tree")
     return snapshot
 
@@ -158,3 +151,64 @@ def test_hook_passes_after_the_fix_is_committed(
     assert after.returncode == 0, output
     assert "SYNC001" not in output
     assert "Passed" in output
+
+
+# --------------------------------------------------------------------------- the README's snippet
+
+RELEASE_TAG = f"v{__version__}"  # what the release is tagged; the README must name it
+
+
+def readme_pre_commit_config() -> str:
+    """The README's `.pre-commit-config.yaml` snippet, exactly as written there."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    (snippet,) = re.findall(r"```yaml\n(repos:\n.*?)```", readme, flags=re.DOTALL)
+    return snippet
+
+
+def test_the_readme_snippet_names_the_release_tag_of_this_version() -> None:
+    """A version bump without the README (or a README naming a tag that is never made)
+    would hand users a `rev` that does not exist: `pathspec 'v0.1.0' did not match`."""
+    snippet = readme_pre_commit_config()
+    (rev,) = re.findall(r"^\s*rev:\s*(\S+)\s*$", snippet, flags=re.MULTILINE)
+    assert rev == RELEASE_TAG
+    assert re.search(r"^\s*- id: syncscan\s*$", snippet, flags=re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def released(hook_repo: Path) -> Path:
+    """The snapshot tagged as a release is tagged (`git tag v<version>`); a fresh clone of
+    a released syncscan has that tag."""
+    git(hook_repo, "tag", "-f", RELEASE_TAG)
+    return hook_repo
+
+
+def test_the_readme_snippet_works_as_written_in_a_temporary_repository(
+    project: Path, released: Path, pre_commit_home: Path
+) -> None:
+    config = readme_pre_commit_config().replace("<URL of your syncscan repository>", str(released))
+    assert str(released) in config
+    (project / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
+    commit_all(project, "add the README's pre-commit configuration")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(pre_commit_home)}
+    for name in ("PRE_COMMIT_COLOR", "FORCE_COLOR", "SKIP"):
+        env.pop(name, None)
+    proc = subprocess.run(
+        [*pre_commit_command(), "run", "--all-files", "--color", "never"],
+        cwd=project, capture_output=True, text=True, env=env, timeout=INSTALL_TIMEOUT,
+    )  # fmt: skip
+    output = proc.stdout + proc.stderr
+    assert "did not match" not in output and "An unexpected error" not in output, output
+    assert proc.returncode == 1, output  # the hook ran and found the buggy engine's bug
+    assert "SYNC001" in output and "Failed" in output
+
+
+def test_try_repo_at_the_release_tag(project: Path, released: Path, pre_commit_home: Path) -> None:
+    env = {**os.environ, "PRE_COMMIT_HOME": str(pre_commit_home)}
+    proc = subprocess.run(
+        [*pre_commit_command(), "try-repo", str(released), "syncscan", "--ref", RELEASE_TAG,
+         "--color", "never", "--files", "engine/pool.py"],
+        cwd=project, capture_output=True, text=True, env=env, timeout=INSTALL_TIMEOUT,
+    )  # fmt: skip
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1, output
+    assert "SYNC001" in output

@@ -130,10 +130,11 @@ def test_suppression_without_reason_applies_but_is_reported(
     code, data, _ = check_json(capsys, project)
     assert code == 0
     assert data["findings"] == []
-    noted = [m for m in messages(data) if "no reason" in m]
+    noted = [d for d in data["diagnostics"] if "no reason" in d["message"]]
     assert noted, messages(data)
-    assert f"{finding['path']}:{finding['line']}" in noted[0]
-    assert "SYNC001" in noted[0]
+    assert (noted[0]["path"], noted[0]["line"]) == (finding["path"], finding["line"])
+    assert noted[0]["kind"] == "suppression"
+    assert "SYNC001" in noted[0]["message"]
 
 
 @pytest.mark.parametrize(
@@ -174,7 +175,7 @@ def test_unused_suppression_is_reported_on_request(
     assert main(["check", "--no-cache", str(project)]) == 0  # only reported on request
     capsys.readouterr()
     assert main(["check", "--no-cache", "--report-unused-ignores", str(project)]) == 1
-    err = capsys.readouterr().err
+    err = "".join(capsys.readouterr())  # the console report, and stderr
     assert "suppresses nothing" in err
     assert f"engine/runner.py:{def_line}" in err
     assert (
@@ -202,7 +203,7 @@ def test_unused_suppression_in_a_module_off_the_step_path_is_reported(
         encoding="utf-8",
     )
     code = main(["check", "--no-cache", "--report-unused-ignores", str(project)])
-    err = capsys.readouterr().err
+    err = "".join(capsys.readouterr())  # the console report, and stderr
     assert "engine/legacy.py:2" in err
     assert "suppresses nothing" in err
     assert code == 1
@@ -225,7 +226,7 @@ def test_suppression_syntax_quoted_in_a_docstring_is_not_a_suppression(
     )
     assert runner.read_text(encoding="utf-8") != text
     code = main(["check", "--no-cache", "--report-unused-ignores", str(project)])
-    err = capsys.readouterr().err
+    err = "".join(capsys.readouterr())  # the console report, and stderr
     assert "suppresses nothing" not in err
     assert code == 0
 
@@ -303,3 +304,146 @@ def test_function_header_spans_multiline_decorators_but_not_the_body_above() -> 
     assert (methods["step"].header_line, methods["step"].line) == (7, 11)
     assert (methods["plain"].header_line, methods["plain"].line) == (14, 14)
     assert (methods["a"].header_line, methods["a"].line) == (2, 2)
+
+
+# --------------------------------------------------------------------------- malformed suppressions
+
+
+@pytest.mark.parametrize(
+    ("comment", "says"),
+    [
+        ("# syncscan: ignore", "blanket ignore"),
+        ("# syncscan: ignore  because reasons", "blanket ignore"),
+        ("# syncscan: ignore[] why", "blanket ignore"),
+        (f"# syncscan: ignore[sync001] {REASON}", "ignore[SYNC001]"),
+        (f"# syncscan: ignore[SYNC009] {REASON}", "'SYNC009' names no rule"),
+        (f"# syncscan: ignroe[SYNC001] {REASON}", "not a syncscan directive"),
+    ],
+    ids=["bare", "bare-with-text", "empty-list", "lower-case", "unknown-code", "typo"],
+)
+def test_malformed_suppression_is_a_warning_with_path_and_line_and_suppresses_nothing(
+    comment: str,
+    says: str,
+    buggy: tuple[Path, dict],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """These were dropped silently: the finding was reported with no word on the comment."""
+    project, finding = buggy
+    edit_line(project / finding["path"], finding["line"], f"  {comment}")
+    code, data, _ = check_json(capsys, project)
+    assert code == 1
+    assert [f["fingerprint"] for f in data["findings"]] == [finding["fingerprint"]]
+    (warning,) = [d for d in data["diagnostics"] if d["kind"] == "suppression"]
+    assert (warning["path"], warning["line"]) == (finding["path"], finding["line"])
+    assert says in warning["message"]
+
+    monkeypatch.chdir(project)
+    assert main(["check", "--no-cache", "--format", "sarif", "."]) == 1
+    notifications = json.loads(capsys.readouterr().out)["runs"][0]["invocations"][0][
+        "toolExecutionNotifications"
+    ]
+    (sarif_warning,) = [n for n in notifications if says in n["message"]["text"]]
+    region = sarif_warning["locations"][0]["physicalLocation"]["region"]
+    assert region["startLine"] == finding["line"]
+    assert main(["check", "--no-cache", "--format", "github", "."]) == 1
+    out = capsys.readouterr().out
+    assert f"::warning file={finding['path']},line={finding['line']},title=syncscan%3A" in out
+
+
+def test_unused_suppressions_reach_every_machine_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = copy_project(FIXED, tmp_path / "fixed")
+    runner = project / "engine" / "runner.py"
+    def_line = line_of(runner, "def execute_model(")
+    edit_line(runner, def_line, "  # syncscan: ignore[SYNC001] left over from the bug")
+    monkeypatch.chdir(project)
+    outputs = {}
+    for fmt in ("json", "sarif", "github"):
+        code = main(["check", "--no-cache", "--report-unused-ignores", "--format", fmt, "."])
+        assert code == 1
+        outputs[fmt] = capsys.readouterr().out
+    (unused,) = json.loads(outputs["json"])["diagnostics"]
+    assert unused == {
+        "kind": "unused-suppression",
+        "path": "engine/runner.py",
+        "line": def_line,
+        "message": "ignore[SYNC001] suppresses nothing",
+    }
+    (notification,) = json.loads(outputs["sarif"])["runs"][0]["invocations"][0][
+        "toolExecutionNotifications"
+    ]
+    assert notification["locations"][0]["physicalLocation"]["region"] == {"startLine": def_line}
+    assert f"::warning file=engine/runner.py,line={def_line}," in outputs["github"]
+
+
+def test_parse_suppression_keeps_codes_as_written() -> None:
+    item = scan(b"x = 1  # note  # syncscan: ignore[SYNC001, SYNC002] why not\n").suppressions
+    assert [(s.line, s.codes, s.reason, s.problem) for s in item] == [
+        (1, ("SYNC001", "SYNC002"), "why not", "")
+    ]
+
+
+# --------------------------------------------------------------------------- --add-ignore
+
+
+def test_add_ignore_writes_the_suppression_idempotently_and_keeps_every_other_byte(
+    buggy: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, finding = buggy
+    target = project / finding["path"]
+    before = target.read_bytes().replace(b"\n", b"\r\n")  # CRLF endings must survive
+    target.write_bytes(before)
+    assert main(["check", "--no-cache", f"--add-ignore={REASON}", str(project)]) == 0
+    assert "added 1 suppression(s) in 1 file(s)" in capsys.readouterr().err
+    after = target.read_bytes()
+    lines_before, lines_after = before.split(b"\r\n"), after.split(b"\r\n")
+    changed = [n for n, (a, b) in enumerate(zip(lines_before, lines_after, strict=True)) if a != b]
+    assert changed == [finding["line"] - 1]
+    comment = f"  # syncscan: ignore[SYNC001] {REASON}".encode()
+    assert lines_after[finding["line"] - 1] == lines_before[finding["line"] - 1] + comment
+    code, data, _ = check_json(capsys, project)
+    assert (code, data["findings"], data["diagnostics"]) == (0, [], [])
+    assert main(["check", "--no-cache", f"--add-ignore={REASON}", str(project)]) == 0
+    assert "added 0 suppression(s)" in capsys.readouterr().err
+    assert target.read_bytes() == after
+
+
+def test_add_ignore_extends_an_existing_suppression_and_avoids_unsafe_lines(
+    tmp_path: Path,
+) -> None:
+    from syncscan.rules.base import Finding, Location
+
+    from syncscan.add_ignore import add_ignores
+
+    source = (
+        "def f(x):\n"
+        "    y = 1  # syncscan: ignore[SYNC002] paused upstream\n"
+        '    return """a\n'
+        'b""" + x\n'
+        "    z = 2 + \\\n"
+        "        3\n"
+    )
+    (tmp_path / "m.py").write_text(source, encoding="utf-8")
+
+    def finding(line: int) -> Finding:
+        return Finding(
+            code="SYNC001", name="unbounded-step", severity="error", confidence="high",
+            message="m", location=Location("m.py", line, 5, "m.f"), step_root="m.f", mode=(),
+            mode_label="", witness=(), remedy="r", related=(), fingerprint="fp",
+        )  # fmt: skip
+
+    edits = add_ignores(tmp_path, [finding(2), finding(3), finding(5)], "why")
+    assert [(e.line, e.codes) for e in edits] == [
+        (2, ("SYNC001",)),
+        (4, ("SYNC001",)),
+        (6, ("SYNC001",)),
+    ]
+    lines = (tmp_path / "m.py").read_text(encoding="utf-8").splitlines()
+    assert lines[1] == "    y = 1  # syncscan: ignore[SYNC001,SYNC002] paused upstream"
+    assert lines[2] == '    return """a'  # inside the string: the comment goes after it
+    assert lines[3] == 'b""" + x  # syncscan: ignore[SYNC001] why'
+    assert lines[5] == "        3  # syncscan: ignore[SYNC001] why"
+    compile("\n".join(lines), "m.py", "exec")
+    assert add_ignores(tmp_path, [finding(2), finding(3), finding(5)], "why") == []

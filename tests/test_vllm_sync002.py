@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import source_text
+from helpers import SARIF_SCHEMA, source_text
 
 from syncscan.runner import RunResult
 
@@ -75,15 +75,15 @@ def test_0_29_pause_barrier_resolves_through_the_worker_rpc(result_0_29: RunResu
 
 def test_0_28_sarif_validates_and_carries_each_witness(result_0_28: RunResult) -> None:
     import json
-    from pathlib import Path
 
     import jsonschema
 
     from syncscan.report import sarif
 
-    schema_path = Path(__file__).resolve().parents[2] / "shared/schemas/sarif-schema-2.1.0.json"
     document = json.loads(sarif.render(result_0_28, result_0_28.findings))
-    jsonschema.Draft4Validator(json.loads(schema_path.read_text())).validate(document)
+    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))).validate(
+        document
+    )
     results = document["runs"][0]["results"]
     assert len(results) == len(result_0_28.findings)
     for entry, finding in zip(results, result_0_28.findings, strict=True):

@@ -31,6 +31,7 @@ class CompletionSite:
     lacking: bool  # some path reaches it with device work not waited for
     launch: Trace | None  # the work that may still run
     barrier: Trace | None  # the barrier that covers it, when there is one
+    column: int = 1
 
 
 @dataclass
@@ -114,7 +115,8 @@ class QuiescenceAnalyzer:
             if end.ret.types & self.pending_types:
                 continue  # hands back a pending future: its set_result completes
             kind = f"returns {end.ret.text}"
-            self._add(sites, frame.relpath, end.ret.line, function.qualname, kind, [end.state])
+            where = (frame.relpath, end.ret.line, end.ret.column)
+            self._add(sites, where, function.qualname, kind, [end.state])
         # Callbacks defined here run later, when the loop has gone idle: the
         # loop may have launched work until then.
         for nested in function.nested:
@@ -126,18 +128,19 @@ class QuiescenceAnalyzer:
             completions = completions + more
             cpu_barriers = cpu_barriers + barriers
         for step, states in completions:
-            self._add(sites, step.path, step.line, step.function, "resolves its future", states)
+            where = (step.path, step.line, step.column)
+            self._add(sites, where, step.function, "resolves its future", states)
         result.cpu_barriers.extend(cpu_barriers)
 
     @staticmethod
     def _add(
         sites: dict[tuple[str, int], CompletionSite],
-        path: str,
-        line: int,
+        where: tuple[str, int, int],
         function: str,
         kind: str,
         states: list[PathState],
     ) -> None:
+        path, line, column = where
         lacking = [s for s in states if s.in_flight]
         previous = sites.get((path, line))
         if previous is not None and (previous.lacking or not lacking):
@@ -151,4 +154,5 @@ class QuiescenceAnalyzer:
             bool(lacking),
             chosen.launched if chosen else None,
             chosen.wait if chosen and not lacking else None,
+            column,
         )

@@ -31,6 +31,7 @@ class WitnessStep:
     # the round-robin pool it is a slot of. Rules read these, never the prose note.
     written: str = ""
     pool: str | None = None
+    column: int = 1  # 1-based, of the call or statement at `line`
 
 
 Trace = tuple[WitnessStep, ...]

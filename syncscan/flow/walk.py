@@ -50,6 +50,7 @@ class ReturnInfo:
     types: frozenset[str]
     is_none: bool
     text: str
+    column: int = 1  # 1-based, of the `return` (the body's indentation for a fall-through)
 
 
 @dataclass(frozen=True)
@@ -342,7 +343,7 @@ class Walker:
         at_root: bool = False,
     ) -> list[PathState]:
         if isinstance(target, ir.Subscript):
-            return self.write(target.base, frame, states, stmt.line, "writes")
+            return self.write(target.base, frame, states, (stmt.line, stmt.col), "writes")
         if isinstance(target, ir.Seq):
             for element in target.elts:
                 states = self.assignment(element, stmt, frame, states)
@@ -358,8 +359,14 @@ class Walker:
         return states
 
     def write(
-        self, buffer: ir.Expr, frame: Frame, states: list[PathState], line: int, verb: str
+        self,
+        buffer: ir.Expr,
+        frame: Frame,
+        states: list[PathState],
+        where: tuple[int, int],
+        verb: str,
     ) -> list[PathState]:
+        """A host write of `buffer` at (line, column), when it is shared pinned memory."""
         fact = self.buffers.provenance(buffer, frame)
         if fact is None or not fact.shared_pinned or fact.uva:
             return states  # a write through a UVA view is device work, on the stream
@@ -368,7 +375,10 @@ class Walker:
         note = f"{written} (allocated at {where})"
         if fact.pool:
             note += f"; slot of round-robin pool {fact.pool}"
-        step = WitnessStep(frame.relpath, line, frame.function.qualname, note, written, fact.pool)
+        line, column = where
+        step = WitnessStep(
+            frame.relpath, line, frame.function.qualname, note, written, fact.pool, column
+        )
         trace = (step,)
         identity = self.identity(buffer, fact, frame)
         return [s.on_write(trace, identity) for s in states]
@@ -432,13 +442,15 @@ class Walker:
                 t = trace(f"host waits for the whole device ({site.external})")
                 return [s.on_wait(t, DEVICE_BARRIER) for s in states]
             if site.external in vocab.names("write_functions") and call.args:
-                return self.write(call.args[0], frame, states, call.line, "writes (copy into)")
+                return self.write(
+                    call.args[0], frame, states, (call.line, call.col), "writes (copy into)"
+                )
             if any(site.external.startswith(p) for p in vocab.names("launch_prefixes")):
                 reads = self.accesses(arguments, frame)
                 return [s.on_launch(trace(f"launches {site.external}"), reads) for s in states]
         out = kwargs.get(vocab.scalar("out_keyword", "out"))
         if out is not None:
-            states = self.write(out, frame, states, call.line, "writes (out=)")
+            states = self.write(out, frame, states, (call.line, call.col), "writes (out=)")
         if method is not None and site.receiver is not None:
             receiver_kind = self._receiver_kind(site)
             if receiver_kind is not None:
@@ -469,7 +481,8 @@ class Walker:
                     states = copied
                     return self.inline(site, frame, states, depth) if site.callees else states
             if method in vocab.names("inplace_write_methods"):
-                states = self.write(site.receiver, frame, states, call.line, f"writes (.{method})")
+                where = (call.line, call.col)
+                states = self.write(site.receiver, frame, states, where, f"writes (.{method})")
             if self._launches_device_work(site, frame):
                 t = trace(f"launches device work (.{method}())")
                 reads = self.accesses((site.receiver, *arguments), frame)
@@ -670,20 +683,25 @@ class Walker:
 
     # ------------------------------------------------------------------ witness bits
     def site_step(self, frame: Frame, call: ir.Call, note: str) -> WitnessStep:
-        return WitnessStep(frame.relpath, call.line, frame.function.qualname, note)
+        return WitnessStep(frame.relpath, call.line, frame.function.qualname, note, column=call.col)
 
     def return_info(self, stmt: ir.Return, frame: Frame) -> ReturnInfo:
         value = stmt.value
         is_none = value is None or (isinstance(value, ir.Const) and value.value is None)
         types = frozenset() if is_none else self.types.expr_types(value, frame.scope)
         text = "None" if is_none else _describe(value)
-        return ReturnInfo(frame.relpath, stmt.line, frame.function.qualname, types, is_none, text)
+        return ReturnInfo(
+            frame.relpath, stmt.line, frame.function.qualname, types, is_none, text, stmt.col
+        )
 
 
 def with_fall_through(exits: list[Exit], fall: list[PathState], frame: Frame) -> list[Exit]:
     """A function's returns, plus its last line for the paths that fall off its end."""
     fn = frame.function
-    implicit = ReturnInfo(frame.relpath, fn.end_line, fn.qualname, frozenset(), True, "None")
+    column = fn.body[-1].col if fn.body else fn.col
+    implicit = ReturnInfo(
+        frame.relpath, fn.end_line, fn.qualname, frozenset(), True, "None", column
+    )
     return [*exits, *(Exit(state, implicit) for state in fall)]
 
 

@@ -77,7 +77,11 @@ _NON_DECIMAL_MARKS = frozenset((b"x", b"X", b"o", b"O", b"b", b"B"))
 
 
 class SummaryError(Exception):
-    """The file could not be summarised (it does not parse)."""
+    """The file could not be summarised (it does not parse); `line` where, 0 if unknown."""
+
+    def __init__(self, message: str, line: int = 0) -> None:
+        super().__init__(message)
+        self.line = line
 
 
 def summarise(source: str, module: str, path: str, is_package: bool) -> ModuleSummary:
@@ -115,7 +119,7 @@ def _parse(source: str) -> ast.Module:
     except SyntaxError as exc:
         where = f"line {exc.lineno}: " if exc.lineno else ""
         message = " ".join(str(exc.msg).split())
-        raise SummaryError(f"does not parse: {where}{message}") from exc
+        raise SummaryError(f"does not parse: {where}{message}", exc.lineno or 0) from exc
     except ValueError as exc:  # null bytes (before 3.11.4) or unencodable text
         raise SummaryError(f"does not parse: {exc}") from exc
     except (RecursionError, MemoryError) as exc:  # the parser's depth limits

@@ -15,7 +15,10 @@ import tokenize
 
 from syncscan.index.summary import Suppression
 
-_SUPPRESSION = re.compile(r"#\s*syncscan:\s*ignore\[([A-Z0-9, ]+)\]\s*(.*)$")
+_DIRECTIVE = re.compile(r"#\s*syncscan\s*:\s*(.*)$")
+_IGNORE = re.compile(r"ignore\b\s*(?:\[([^\]]*)\])?\s*(.*)$")
+_CODE = re.compile(r"[A-Z]+[0-9]*")
+_FORM = "write `# syncscan: ignore[SYNC001] <reason>`"
 _SANCTIONED = re.compile(r"#\s*gpu-sync-ok:\s*(\S.*)?$")
 
 
@@ -32,15 +35,42 @@ def comments(source: str) -> list[tuple[int, str]]:
 
 
 def suppressions(source: str) -> tuple[Suppression, ...]:
-    """`# syncscan: ignore[CODES] reason` comments, by line."""
-    if "syncscan:" not in source:
+    """`# syncscan: ignore[CODES] reason` comments, by line.
+
+    Every `# syncscan:` comment is kept: a malformed one (no codes, lower-case
+    codes, not an `ignore`) carries its problem, so it is reported rather than
+    dropped.
+    """
+    if "syncscan" not in source:
         return ()
     found: list[Suppression] = []
     for number, text in comments(source):
-        if match := _SUPPRESSION.search(text):
-            codes = tuple(c.strip() for c in match.group(1).split(",") if c.strip())
-            found.append(Suppression(number, codes, match.group(2).strip()))
+        if directive := _DIRECTIVE.search(text):
+            found.append(parse_suppression(number, directive.group(1).strip()))
     return tuple(found)
+
+
+def parse_suppression(line: int, directive: str) -> Suppression:
+    """One `syncscan:` directive (the text after the colon)."""
+    match = _IGNORE.match(directive)
+    if match is None:
+        return Suppression(line, (), "", f"not a syncscan directive: {_FORM}")
+    listed, reason = match.group(1), match.group(2).strip()
+    if listed is None and reason.startswith("["):
+        return Suppression(line, (), reason, f"unclosed code list: {_FORM}")
+    codes = tuple(c.strip() for c in (listed or "").split(",") if c.strip())
+    if not codes:
+        problem = f"blanket ignore: name the rule codes ({_FORM}); it suppresses nothing"
+        return Suppression(line, (), reason, problem)
+    bad = [c for c in codes if not _CODE.fullmatch(c)]
+    if bad:
+        fixed = ",".join(c.upper() for c in codes)
+        problem = (
+            f"malformed code {bad[0]!r}: codes are upper case, e.g. ignore[{fixed}]; "
+            "it suppresses nothing"
+        )
+        return Suppression(line, codes, reason, problem)
+    return Suppression(line, codes, reason)
 
 
 def sanctioned_lines(source: str) -> tuple[int, ...]:

@@ -21,7 +21,7 @@ from syncscan.index.cache import SummaryCache
 from syncscan.index.comments import suppressions as scan_suppressions
 from syncscan.index.summary import Suppression
 
-FACTS_FORMAT = 1
+FACTS_FORMAT = 2
 _DOCUMENT = "facts.json"
 # Patterns that start with a literal let the regex engine skip ahead (15x faster
 # than anchoring at each line start); `_at_line_start` then keeps real headers.
@@ -155,7 +155,7 @@ def _to_row(facts: FileFacts) -> list[Any]:
         facts.digest,
         [list(c) for c in facts.classes],
         sorted(facts.defs),
-        [[s.line, list(s.codes), s.reason] for s in facts.suppressions],
+        [[s.line, list(s.codes), s.reason, s.problem] for s in facts.suppressions],
     ]
 
 
@@ -165,5 +165,8 @@ def _from_row(row: list[Any]) -> FileFacts:
         digest,
         tuple((name, bases) for name, bases in classes),
         frozenset(defs),
-        tuple(Suppression(line, tuple(codes), reason) for line, codes, reason in suppressions),
+        tuple(
+            Suppression(line, tuple(codes), reason, problem)
+            for line, codes, reason, problem in suppressions
+        ),
     )

@@ -22,13 +22,16 @@ from syncscan.index.summary import ModuleSummary, summary_from_data, summary_to_
 from syncscan.project import Project
 
 
-def _summarise_in_worker(module: str, path: str, cache_dir: str | None) -> dict | str | None:
-    """Runs in a worker: a summary as data, an error message, or None (redo it in place)."""
+def _summarise_in_worker(
+    module: str, path: str, cache_dir: str | None
+) -> dict | tuple[str, int] | None:
+    """Runs in a worker: a summary as data, an error (message, line), or None (redo it
+    in place)."""
     try:
         source = read_source(Path(path))
         summary = summarise_bytes(source, module, Path(path))
     except SummaryError as exc:
-        return str(exc)
+        return (str(exc), exc.line)
     if cache_dir is not None:
         # The main process reads it from the cache (json in C, bodies decoded on
         # use), which is cheaper than unpickling it in the pool's result thread.
@@ -60,8 +63,8 @@ class PrefetchingSummariser(FileSummariser):
         summary: ModuleSummary | None = None
         if future is not None and not future.cancel():
             outcome = future.result()
-            if isinstance(outcome, str):
-                raise SummaryError(outcome)
+            if isinstance(outcome, tuple):
+                raise SummaryError(*outcome)
             if outcome is not None:
                 summary = summary_from_data(outcome)
                 self.prefetched += 1

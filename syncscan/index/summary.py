@@ -82,8 +82,9 @@ class ImportBinding:
 @dataclass(frozen=True)
 class Suppression:
     line: int
-    codes: tuple[str, ...]
+    codes: tuple[str, ...]  # as written
     reason: str
+    problem: str = ""  # why the comment is malformed (it then suppresses nothing)
 
 
 @dataclass(frozen=True)

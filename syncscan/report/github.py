@@ -9,7 +9,11 @@ a comma or colon in a message would end the command early.
 from __future__ import annotations
 
 from syncscan.flow.state import WitnessStep
-from syncscan.report.result import RunResult
+from syncscan.report.result import (
+    RunResult,
+    diagnostic_label,
+    diagnostic_level,
+)
 from syncscan.rules.base import Finding
 
 _COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
@@ -62,7 +66,14 @@ def render(result: RunResult, findings: list[Finding], *, path_prefix: str = "")
     repository checkout, for when syncscan runs on a subdirectory."""
     lines = [finding_command(finding, path_prefix) for finding in findings]
     for diagnostic in result.diagnostics:
-        file = {"file": joined(path_prefix, diagnostic.path)} if diagnostic.path else {}
-        lines.append(command("warning", file, f"skipped: {diagnostic.message}"))
+        where: dict[str, str] = {}
+        if diagnostic.path:
+            where = {
+                "file": joined(path_prefix, diagnostic.path),
+                "line": str(max(1, diagnostic.line)),
+            }
+        where["title"] = f"syncscan: {diagnostic_label(diagnostic)}"
+        message = f"{diagnostic_label(diagnostic)}: {diagnostic.message}"
+        lines.append(command(diagnostic_level(diagnostic), where, message))
     lines += [command("notice", {"title": "syncscan"}, note) for note in result.notes]
     return "".join(line + "\n" for line in lines)

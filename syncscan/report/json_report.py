@@ -1,4 +1,10 @@
-"""The JSON report: the stable contract CI jobs parse."""
+"""The JSON report: the stable contract CI jobs parse.
+
+Everything but the `volatile` key is a pure function of the analysed files and
+the configuration: byte-identical across runs, machines, checkout locations and
+cache states. `volatile` holds what is not (the absolute root, timings, cache
+and parse counts).
+"""
 
 from __future__ import annotations
 
@@ -37,13 +43,28 @@ def finding_data(finding: Finding) -> dict[str, Any]:
     }
 
 
+# Figures that depend on the cache, the machine or the clock, not on the code.
+VOLATILE_STATS = ("seconds", "parsed", "prefetched", "cache_hits", "read", "findings_reused")
+
+
+def diagnostics_data(result: RunResult) -> list[dict[str, Any]]:
+    data = [
+        {"kind": d.kind, "path": d.path, "line": d.line, "message": d.message}
+        for d in result.diagnostics
+    ]
+    data += [{"kind": "note", "path": "", "line": 0, "message": note} for note in result.notes]
+    return data
+
+
 def render(result: RunResult, findings: list[Finding]) -> str:
+    stats = {k: v for k, v in result.stats.items() if k not in VOLATILE_STATS}
+    volatile: dict[str, Any] = {"root": str(result.project.root)}
+    volatile.update((k, result.stats[k]) for k in VOLATILE_STATS if k in result.stats)
     data = {
         "version": __version__,
-        "root": str(result.project.root),
         "findings": [finding_data(f) for f in findings],
-        "diagnostics": [{"path": d.path, "message": d.message} for d in result.diagnostics]
-        + [{"path": "", "message": note} for note in result.notes],
-        "stats": result.stats,
+        "diagnostics": diagnostics_data(result),
+        "stats": stats,
+        "volatile": volatile,
     }
     return json.dumps(data, indent=2, sort_keys=False) + "\n"

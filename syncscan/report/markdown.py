@@ -13,7 +13,13 @@ from __future__ import annotations
 import re
 
 from syncscan.flow.state import WitnessStep
-from syncscan.report.result import RunResult, severity_counts
+from syncscan.report.result import (
+    RunResult,
+    counted,
+    diagnostic_label,
+    diagnostic_where,
+    severity_counts,
+)
 from syncscan.resolve.program import Diagnostic
 from syncscan.rules.base import Finding, Location, predicates_text
 
@@ -130,21 +136,18 @@ def finding_section(number: int, finding: Finding) -> list[str]:
 
 
 def diagnostic_line(diagnostic: Diagnostic) -> str:
-    where = f"{code(diagnostic.path)}: " if diagnostic.path else ""
-    return f"- {where}{text(diagnostic.message)}"
+    where = diagnostic_where(diagnostic)
+    where = f"{code(where)}: " if where else ""
+    return f"- **{diagnostic_label(diagnostic)}** {where}{text(diagnostic.message)}"
 
 
 def run_notes(result: RunResult) -> list[str]:
     lines: list[str] = []
     if result.diagnostics:
-        lines += ["", "### Skipped files", "", *map(diagnostic_line, result.diagnostics)]
+        lines += ["", "### Diagnostics", "", *map(diagnostic_line, result.diagnostics)]
     if result.notes:
         lines += ["", "### Notes", "", *(f"- {text(note)}" for note in result.notes)]
     return lines
-
-
-def counted(number: int, noun: str) -> str:
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def headline(result: RunResult, findings: list[Finding]) -> str:

@@ -11,13 +11,13 @@ bytes.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from syncscan import __version__
 from syncscan.flow.state import WitnessStep
-from syncscan.project import Project
-from syncscan.report.result import RunResult
+from syncscan.report.result import RunResult, diagnostic_label, diagnostic_level
 from syncscan.resolve.program import Diagnostic
 from syncscan.rules import all_rules
 from syncscan.rules.base import Finding, Location, Rule
@@ -65,8 +65,8 @@ def artifact_uri(path: str) -> str:
     return quote(path, safe="/")
 
 
-def root_uri(project: Project) -> str:
-    uri = project.root.resolve().as_uri()
+def root_uri(directory: Path) -> str:
+    uri = directory.resolve().as_uri()
     return uri if uri.endswith("/") else uri + "/"
 
 
@@ -144,9 +144,12 @@ def result_data(finding: Finding, rule_index: dict[str, int]) -> Json:
 
 
 def diagnostic_notification(diagnostic: Diagnostic) -> Json:
-    data: Json = {"level": "warning", "message": {"text": f"skipped: {diagnostic.message}"}}
+    text = f"{diagnostic_label(diagnostic)}: {diagnostic.message}"
+    data: Json = {"level": diagnostic_level(diagnostic), "message": {"text": text}}
     if diagnostic.path:
-        data["locations"] = [{"physicalLocation": physical_location(diagnostic.path, 0)}]
+        location = physical_location(diagnostic.path, diagnostic.line)
+        data["locations"] = [{"physicalLocation": location}]
+    data["properties"] = {"kind": diagnostic.kind}
     return data
 
 
@@ -163,7 +166,24 @@ def invocation(result: RunResult) -> Json:
     return data
 
 
-def sarif_log(result: RunResult, findings: list[Finding]) -> Json:
+def rebased(data: Any, prefix: str) -> Any:
+    """`data` with `prefix/` put before every %SRCROOT%-relative artifact URI."""
+    if isinstance(data, list):
+        return [rebased(item, prefix) for item in data]
+    if not isinstance(data, dict):
+        return data
+    out = {key: rebased(value, prefix) for key, value in data.items()}
+    if out.get("uriBaseId") == SRCROOT and "uri" in out:
+        out["uri"] = f"{artifact_uri(prefix)}/{out['uri']}"
+    return out
+
+
+def sarif_log(result: RunResult, findings: list[Finding], source_root: Path | None = None) -> Json:
+    """The log; URIs are relative to `source_root` (default: the analysed root).
+
+    Code scanning resolves URIs against the repository root, so a project in a
+    subdirectory needs the repository as its source root.
+    """
     rules = all_rules()
     rule_index = {rule.code: index for index, rule in enumerate(rules)}
     driver = {
@@ -174,12 +194,16 @@ def sarif_log(result: RunResult, findings: list[Finding]) -> Json:
     run = {
         "tool": {"driver": driver},
         "invocations": [invocation(result)],
-        "originalUriBaseIds": {SRCROOT: {"uri": root_uri(result.project)}},
+        "originalUriBaseIds": {SRCROOT: {"uri": root_uri(source_root or result.project.root)}},
         "columnKind": "unicodeCodePoints",
         "results": [result_data(finding, rule_index) for finding in findings],
     }
+    prefix = result.project.root.relative_to(source_root).as_posix() if source_root else "."
+    if prefix != ".":
+        run["invocations"] = rebased(run["invocations"], prefix)
+        run["results"] = rebased(run["results"], prefix)
     return {"$schema": SCHEMA_URI, "version": SARIF_VERSION, "runs": [run]}
 
 
-def render(result: RunResult, findings: list[Finding]) -> str:
-    return json.dumps(sarif_log(result, findings), indent=2) + "\n"
+def render(result: RunResult, findings: list[Finding], source_root: Path | None = None) -> str:
+    return json.dumps(sarif_log(result, findings, source_root), indent=2) + "\n"

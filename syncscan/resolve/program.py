@@ -24,8 +24,18 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 @dataclass(frozen=True)
 class Diagnostic:
+    """Something a run could not do or wants a user to fix, at a file and line.
+
+    `kind` says what: "skipped" (a file was not analysed), "incomplete" (a
+    skipped file the step path needs: findings may be missing), "suppression"
+    (a malformed, blanket or reasonless ignore comment), "unused-suppression".
+    `line` is 0 when the whole file is meant.
+    """
+
     path: str
     message: str
+    line: int = 0
+    kind: str = "skipped"
 
 
 Summariser = Callable[[Project, str, Path], ModuleSummary]
@@ -75,7 +85,7 @@ class Program:
             try:
                 summary = self._summarise(self.project, module, path)
             except SummaryError as exc:
-                self.diagnostics.append(Diagnostic(self.project.relpath(path), str(exc)))
+                self.diagnostics.append(Diagnostic(self.project.relpath(path), str(exc), exc.line))
         self._summaries[module] = summary
         return summary
 
