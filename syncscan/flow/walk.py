@@ -370,9 +370,9 @@ class Walker:
         fact = self.buffers.provenance(buffer, frame)
         if fact is None or not fact.shared_pinned or fact.uva:
             return states  # a write through a UVA view is device work, on the stream
-        where = f"{self.program.project.relpath(fact.path)}:{fact.line}" if fact.path else "?"
+        allocated = f"{self.program.project.relpath(fact.path)}:{fact.line}" if fact.path else "?"
         written = f"{verb} pinned buffer {fact.origin}"
-        note = f"{written} (allocated at {where})"
+        note = f"{written} (allocated at {allocated})"
         if fact.pool:
             note += f"; slot of round-robin pool {fact.pool}"
         line, column = where
