@@ -162,6 +162,7 @@ class PathState:
                     reader = trace
             changes["pending"] = tuple(sorted((b, k, t) for (b, k), t in pending.items()))
             changes["reader"] = reader
+            changes["races"] = refreshed(self.races, {b for b, k in accesses if k == "read"})
         return self.but(**changes)
 
     def on_wait(self, trace: Trace, key: str) -> PathState:
@@ -314,8 +315,8 @@ def same_memory(a: str, b: str) -> bool:
     terms, when known), `site` alone (holder unknown) or `site[slot]`. One
     allocation site serves every instance of a class, so a known holder is
     never taken for another or for an unknown one: silent where no conflicting
-    access is known."""
-    return a == b
+    access is known: an identity whose holder is unknown races nothing."""
+    return a == b and ("@" in a or a.endswith("[slot]"))
 
 
 def racing_access(pending: tuple[Pending, ...], buffer: str) -> Trace | None:
@@ -335,6 +336,19 @@ def racing_access(pending: tuple[Pending, ...], buffer: str) -> Trace | None:
 def carried(pending: tuple[Pending, ...]) -> tuple[Pending, ...]:
     """The accesses a step leaves pending, as the next step sees them."""
     return tuple((b, k if k.endswith(CARRIED) else k + CARRIED, t) for b, k, t in pending)
+
+
+def refreshed(races: tuple[Race, ...], reread: set[str]) -> tuple[Race, ...]:
+    """In-step races whose buffer the device reads again after the write.
+
+    The re-upload idiom (`buf.np[:n] = ...; buf.copy_to_gpu()` after an earlier
+    `buf.copy_to_gpu()` in the same step): the second copy runs after the
+    first in stream order and overwrites its destination with what the host
+    wrote, so the torn first copy is never what the device computes with.
+    """
+    if not races or not reread:
+        return races
+    return tuple(r for r in races if r[0] not in reread)
 
 
 def covered_by(keys: frozenset[str], buffer: str, state: PathState) -> bool:
@@ -370,6 +384,8 @@ def compose(before: PathState, out: PathState, step: WitnessStep, start: tuple =
         if access is not None:
             races.append((buffer, at(trace), access))
             raced.add(buffer)
+    races = list(refreshed(tuple(races), {b for b, k, _ in out.pending if k == "read"}))
+    raced = {b for b, _, _ in races}
     for buffer, write, access in out.races:
         if buffer not in raced:
             races.append((buffer, at(write), at(access)))
