@@ -114,6 +114,10 @@ class BufferOracle:
             if name in self.vocab.names("view_methods"):
                 return self._provenance(func.base, scope, frame, depth + 1)
             if name in self.vocab.names("pin_methods"):
+                # `t.pin_memory()` returns `t` itself when it is pinned already.
+                source = self._provenance(func.base, scope, frame, depth + 1)
+                if source is not None and source.pinned:
+                    return source
                 return _allocated(True, "pin_memory()", scope, call)
             target = call.args[0] if call.args else dict(call.kwargs).get("device")
             to_host = isinstance(target, ir.Const) and str(target.value) in self.vocab.names(

@@ -61,6 +61,7 @@ class PathState:
     launched: Trace | None = None  # the last launch no host wait has followed
     wait: Trace | None = None  # the last host wait
     guarded: bool = False  # met an event protocol (a record, or a wait on an event)
+    reloaded: frozenset[str] = frozenset()  # written, then read again by the device
 
     @property
     def in_flight(self) -> bool:
@@ -86,6 +87,7 @@ class PathState:
             self.launched is not None,
             self.wait is not None,
             self.guarded,
+            self.reloaded,
         )
 
     def verdict_facts(self) -> tuple:
@@ -162,7 +164,11 @@ class PathState:
                     reader = trace
             changes["pending"] = tuple(sorted((b, k, t) for (b, k), t in pending.items()))
             changes["reader"] = reader
-            changes["races"] = refreshed(self.races, {b for b, k in accesses if k == "read"})
+            reread = {b for b, k in accesses if k == "read"}
+            changes["races"] = refreshed(self.races, reread)
+            written = reread & {b for b, _, _ in self.exposed}
+            if written - self.reloaded:
+                changes["reloaded"] = self.reloaded | written
         return self.but(**changes)
 
     def on_wait(self, trace: Trace, key: str) -> PathState:
@@ -255,10 +261,12 @@ def join(states: list[PathState], assumptions: tuple | None = None) -> PathState
         for name, covered in state.events:
             events[name] = events.get(name, frozenset()) | covered
         for b, t, keys in state.exposed:
-            if b in exposed:
-                exposed[b] = (exposed[b][0], exposed[b][1] & keys)
-            else:
+            if b not in exposed:
                 exposed[b] = (t, keys)
+            elif not keys >= exposed[b][1]:
+                # The least guarded write stands for all: its trace, and the waits
+                # every path met before its own write.
+                exposed[b] = (t, keys & exposed[b][1])
         for b, w, a in state.races:
             races.setdefault(b, (w, a))
         written |= state.written
@@ -269,6 +277,12 @@ def join(states: list[PathState], assumptions: tuple | None = None) -> PathState
         if state.wait is None:
             wait = None
         guarded = guarded or state.guarded
+    # A write is reloaded only if every path that made it read it again.
+    reloaded = frozenset(
+        b
+        for b in exposed
+        if all(b in s.reloaded or b not in {x for x, _, _ in s.exposed} for s in states)
+    )
     # An event covers an access only if every path that left it pending
     # recorded the event after it (a path that did not record it leaves it stale).
     for name in list(events):
@@ -291,6 +305,7 @@ def join(states: list[PathState], assumptions: tuple | None = None) -> PathState
             "launched": launched,
             "wait": wait,
             "guarded": guarded,
+            "reloaded": reloaded,
         }
     )
 
@@ -378,7 +393,7 @@ def compose(before: PathState, out: PathState, step: WitnessStep, start: tuple =
     races = list(before.races)
     raced = {b for b, _, _ in races}
     for buffer, trace, keys in out.exposed:
-        if buffer in raced or covered_by(keys, buffer, before):
+        if buffer in raced or buffer in out.reloaded or covered_by(keys, buffer, before):
             continue
         access = racing_access(before.pending, buffer)
         if access is not None:
@@ -435,6 +450,9 @@ def compose(before: PathState, out: PathState, step: WitnessStep, start: tuple =
             ),
             "wait": at(out.wait) if out.wait is not None else before.wait,
             "guarded": before.guarded or out.guarded,
+            "reloaded": before.reloaded
+            | out.reloaded
+            | ({b for b, k, _ in out.pending if k == "read"} & {b for b, _, _ in before.exposed}),
         }
     )
 

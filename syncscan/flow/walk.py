@@ -389,17 +389,34 @@ class Walker:
         one class allocate at one site, and must not be confused)."""
         if fact.pool:
             return fact.identity
-        while True:
-            if isinstance(expr, ir.Subscript):
-                expr = expr.base
-            elif isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr):
-                if expr.func.attr not in self.vocab.names("view_methods"):
-                    break
-                expr = expr.func.base
-            else:
-                break
-        holder = self.buffers.access_path(expr.base, frame) if isinstance(expr, ir.Attr) else None
+        holder = self._holder(expr, frame, 0)
         return f"{fact.site}@{holder}" if holder else fact.site
+
+    def _holder(self, expr: ir.Expr, frame: Frame, depth: int) -> str | None:
+        """The access path of the object whose attribute `expr` reads, through
+        views, slices, `.pin_memory()` of pinned memory, conditionals and locals."""
+        if depth > 8:
+            return None
+        same_memory = self.vocab.names("view_methods") | self.vocab.names("pin_methods")
+        if isinstance(expr, ir.Subscript):
+            return self._holder(expr.base, frame, depth + 1)
+        if isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr):
+            if expr.func.attr in same_memory:
+                return self._holder(expr.func.base, frame, depth + 1)
+            return None
+        if isinstance(expr, ir.IfExp):
+            return self._holder(expr.body, frame, depth + 1) or self._holder(
+                expr.orelse, frame, depth + 1
+            )
+        if isinstance(expr, ir.Name) and frame.param(expr.id) is None and expr.id != "self":
+            for value in self.types.local_values(frame.function).get(expr.id, []):
+                holder = self._holder(value, frame, depth + 1)
+                if holder is not None:
+                    return holder
+            return None
+        if isinstance(expr, ir.Attr):
+            return self.buffers.access_path(expr.base, frame)
+        return None
 
     def accesses(
         self, exprs: tuple[ir.Expr, ...], frame: Frame, kind: str = "read"

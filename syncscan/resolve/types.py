@@ -54,6 +54,15 @@ class TypeOracle:
                             value = stmt.value if stmt.value is not None else stmt.annotation
                             if value is not None:
                                 values.setdefault(target.id, []).append(value)
+                        elif (
+                            isinstance(target, ir.Seq)
+                            and isinstance(stmt.value, ir.Seq)
+                            and len(target.elts) == len(stmt.value.elts)
+                        ):
+                            # `a, b = x, y`: each name gets its own value.
+                            for name, value in zip(target.elts, stmt.value.elts, strict=True):
+                                if isinstance(name, ir.Name):
+                                    values.setdefault(name.id, []).append(value)
                 if isinstance(stmt, ir.Assign | ir.Eval):
                     value = stmt.value
                     for node in _walrus(value):
