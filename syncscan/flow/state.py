@@ -225,9 +225,12 @@ def merge(states: list[PathState]) -> list[PathState]:
     # Widening: past the cap, states that agree on what decides a verdict (a
     # write, a reader, an unwaited launch, a wait, a race, a protocol) join,
     # whatever buffers they left pending; the mode they share is kept.
+    # Root parameters (`dummy_run`, names without a dot) stay apart: they select
+    # an entry point's whole behaviour.
     coarse: dict[tuple, list[PathState]] = {}
     for state in merged:
-        coarse.setdefault(state.verdict_facts(), []).append(state)
+        params = tuple((k, v) for k, v in state.assumptions if "." not in k and " " not in k)
+        coarse.setdefault((params, state.verdict_facts()), []).append(state)
     return [
         group[0] if len(group) == 1 else join(group, _shared(group)) for group in coarse.values()
     ]
