@@ -182,12 +182,13 @@ class WriteOutsideGuard(Rule):
                 site.column,
             )
         )
-        written = site.written.removeprefix("writes ") or "a pinned buffer"
+        written = site.written or "writes a pinned buffer"
         message = (
-            f"In mode '{mode_label}', {site.function.rsplit('.', 1)[-1]} writes {written} "
+            f"In mode '{mode_label}', {site.function.rsplit('.', 1)[-1]} {written} "
             f"in {when} while the device may still access it "
-            f"({launch.path}:{launch.line}): no host wait between the access and the "
-            f"write covers it (missing edge: a wait on an event recorded after the access)."
+            f"({launch.path}:{launch.line}): no host wait between the device's access and "
+            f"this host access covers it (missing edge: a wait on an event recorded after "
+            f"the device's access)."
         )
         return Finding(
             code=self.code,

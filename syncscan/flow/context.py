@@ -87,7 +87,7 @@ class Analysis:
     def step_results(self) -> list[RootAnalysis]:
         walker = self._walker([root.function for root in self.roots], barriers_only=False)
         analyzer = StepAnalyzer(self.program, walker, self.packs)
-        return [analyzer.analyse(root) for root in self.roots]
+        return analyzer.analyse_all(self.roots)
 
     @cached_property
     def quiescence_results(self) -> list[QuiescenceResult]:

@@ -152,6 +152,19 @@ class PathState:
             exposed=exposed,
         )
 
+    def on_host_read(self, trace: Trace, buffer: str) -> PathState:
+        """A host read of persistent pinned memory: it races a pending D2H write."""
+        key = host_read_key(buffer)
+        races = self.races
+        if key not in {b for b, _, _ in races}:
+            access = racing_access(self.pending, key)
+            if access is not None:
+                races = (*races, (key, trace, access))
+        exposed = self.exposed
+        if key not in {b for b, _, _ in exposed}:
+            exposed = (*exposed, (key, trace, self.waited))
+        return self.but(races=races, exposed=exposed)
+
     def on_launch(self, trace: Trace, accesses: tuple[tuple[str, str], ...] = ()) -> PathState:
         """Device work; `accesses` are the (buffer, read|write) of host memory it makes."""
         changes: dict[str, object] = {"launched": trace}
@@ -337,15 +350,28 @@ def same_memory(a: str, b: str) -> bool:
     return a == b and ("@" in a or a.endswith("[slot]"))
 
 
-def racing_access(pending: tuple[Pending, ...], buffer: str) -> Trace | None:
-    """The pending device access a host write into `buffer` races, if any.
+HOST_READ = "#read"  # marks a host read among the host accesses of a walk
 
+
+def host_read_key(buffer: str) -> str:
+    return buffer + HOST_READ
+
+
+def racing_access(pending: tuple[Pending, ...], buffer: str) -> Trace | None:
+    """The pending device access a host access of `buffer` races, if any.
+
+    A host write races any pending device access; a host read (`buffer` ends
+    with HOST_READ) only a pending device write (a D2H copy still landing).
     A pool rotates to its next slot before each write, so a slot write races
     only an access carried from an earlier step (the slot comes back after
     `depth` steps of the same path), never one made earlier in this step.
     """
+    reading = buffer.endswith(HOST_READ)
+    buffer = buffer.removesuffix(HOST_READ)
     slot = buffer.endswith("[slot]")
     for b, kind, trace in pending:
+        if reading and not kind.startswith("write"):
+            continue
         if same_memory(b, buffer) and (not slot or kind.endswith(CARRIED)):
             return trace
     return None
@@ -373,6 +399,7 @@ def covered_by(keys: frozenset[str], buffer: str, state: PathState) -> bool:
     """Whether waits on `keys` (made after `state`) order the pending access of `buffer`."""
     if DEVICE_BARRIER in keys:
         return True
+    buffer = buffer.removesuffix(HOST_READ)
     return any(any(same_memory(buffer, b) for b in state.event_snapshot(k) or ()) for k in keys)
 
 

@@ -59,6 +59,9 @@ class StepPath:
     across_steps: bool = False
 
 
+Final = tuple[PathState, tuple[ReturnInfo, ...]]
+
+
 @dataclass
 class RootAnalysis:
     root: StepRoot
@@ -91,20 +94,38 @@ class StepAnalyzer:
         self.packs = packs
         self._resolution_cache: dict[str, str | None] = {}
 
-    def analyse(self, root: StepRoot) -> RootAnalysis:
+    def analyse_all(self, roots: list[StepRoot]) -> list[RootAnalysis]:
+        """Walk every root, then judge each path against the next step the loop
+        may run: any path of any root on the same object (a step, a dummy run,
+        a warm-up: the entry points share the buffers)."""
+        walked: list[tuple[StepRoot, list[Final] | str]] = [(r, self._walk(r)) for r in roots]
+        by_class: dict[str, list[Final]] = {}
+        for root, finals in walked:
+            if not isinstance(finals, str):
+                by_class.setdefault(root.self_class, []).extend(finals)
+        results = []
+        for root, finals in walked:
+            if isinstance(finals, str):
+                results.append(RootAnalysis(root, [], incomplete=finals))
+                continue
+            self._finals = by_class[root.self_class]
+            paths = [self._verdict(root, state, returns) for state, returns in finals]
+            results.append(RootAnalysis(root, paths))
+        return results
+
+    def _walk(self, root: StepRoot) -> list[Final] | str:
+        """The root's distinct final paths, or why it could not be walked."""
         self.walker.work = 0
         try:
             finals = self._run_phases(root)
         except Incomplete as exc:
-            return RootAnalysis(root, [], incomplete=str(exc))
+            return str(exc)
         except RecursionError:  # a shape no depth limit foresaw: say so, never crash
-            return RootAnalysis(root, [], incomplete="code nested too deeply to follow")
-        unique: dict[tuple, tuple[PathState, tuple[ReturnInfo, ...]]] = {}
+            return "code nested too deeply to follow"
+        unique: dict[tuple, Final] = {}
         for state, returns in finals:
             unique.setdefault((state.key(), returns), (state, returns))
-        self._finals = list(unique.values())
-        paths = [self._verdict(root, state, returns) for state, returns in self._finals]
-        return RootAnalysis(root, paths)
+        return list(unique.values())
 
     # ------------------------------------------------------------------ phases
     def _run_phases(self, root: StepRoot) -> list[tuple[PathState, tuple[ReturnInfo, ...]]]:
@@ -237,7 +258,7 @@ class StepAnalyzer:
         return all(
             other.get(k, v) == v
             for k, v in a.assumptions
-            if k not in per_step and not k.endswith(ASSIGNED_SUFFIX)
+            if k not in per_step and not k.endswith(ASSIGNED_SUFFIX) and not _is_parameter(k)
         )
 
     def _leaves_slot_unwaited(
@@ -271,6 +292,11 @@ class StepAnalyzer:
                     break
         self._resolution_cache[class_qualname] = found
         return found
+
+
+def _is_parameter(predicate: str) -> bool:
+    """A root parameter (`dummy_run`): chosen per call, so the next call may differ."""
+    return "." not in predicate and " " not in predicate
 
 
 def _is_slot(buffer: str) -> bool:

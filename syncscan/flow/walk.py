@@ -383,6 +383,27 @@ class Walker:
         identity = self.identity(buffer, fact, frame)
         return [s.on_write(trace, identity) for s in states]
 
+    def host_read(
+        self, buffer: ir.Expr, frame: Frame, states: list[PathState], call: ir.Call
+    ) -> list[PathState]:
+        """`pinned.tolist()`: the host reads pinned memory a pending D2H copy may
+        still write."""
+        fact = self.buffers.provenance(buffer, frame)
+        if fact is None or not fact.shared_pinned or fact.uva:
+            return states
+        read = f"reads pinned buffer {fact.origin}"
+        step = WitnessStep(
+            frame.relpath,
+            call.line,
+            frame.function.qualname,
+            f"{read} (.{call.func.attr if isinstance(call.func, ir.Attr) else 'read'}())",
+            read,
+            fact.pool,
+            call.col,
+        )
+        identity = self.identity(buffer, fact, frame)
+        return [s.on_host_read((step,), identity) for s in states]
+
     def identity(self, expr: ir.Expr, fact: BufferFact, frame: Frame) -> str:
         """`site[slot]` for a pool slot; else `site@holder`, the holder being the
         object whose attribute the buffer is, in the root's terms (instances of
@@ -485,6 +506,8 @@ class Walker:
                     return [s.on_record(event) for s in states]
                 if method in vocab.names("device_wait_methods"):
                     return states  # orders streams on the device, never the host
+            if method in vocab.names("implicit_wait_methods"):
+                states = self.host_read(site.receiver, frame, states, call)
             if (
                 not self.barriers_only
                 and method in vocab.names("implicit_wait_methods")
@@ -535,8 +558,12 @@ class Walker:
                 t = (self.site_step(frame, call, f"launches an asynchronous copy (.{method})"),)
                 return [s.on_launch(t) for s in states]
             return None
-        if method == "copy_" and host_dst and (src is None or src.host):
+        if method == "copy_" and host_dst and src is not None and src.host:
             return None  # host to host: an ordinary write, handled by the caller
+        if method == "copy_" and host_dst and src is None and not (asynchronous and dst.pinned):
+            return None  # a blocking copy from unknown memory: written as the caller sees it
+        # `pinned.copy_(x, non_blocking=True)` from memory not known to be on the
+        # host is the device-to-host idiom: the DMA writes the pinned buffer later.
         pinned_side = src if host_src else dst
         assert pinned_side is not None
         if asynchronous and pinned_side.pinned:
