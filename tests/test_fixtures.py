@@ -61,3 +61,25 @@ def test_fixture(shape: str, variant: str) -> None:
     if "audit_verdict" in expect:
         verdicts = {p.verdict for r in result.analysis.step_results for p in r.paths}
         assert expect["audit_verdict"] in verdicts
+
+
+@pytest.mark.parametrize(("variant", "racing"), [("buggy", True), ("fixed", False)])
+def test_audit_lists_each_shared_buffer_with_the_edge_that_orders_it(
+    variant: str, racing: bool
+) -> None:
+    """The audit's buffer table: the racing host write and the device access it races,
+    with "no edge"; once fixed, the buffer is listed with what orders it instead."""
+    from syncscan.report.audit import buffer_rows
+
+    result = analyse(FIXTURES / "write_after_record" / variant)
+    rows = buffer_rows(result.analysis.step_results[0].paths, result)
+    names = {name for _, name, _, _, _ in rows}
+    assert any(name.startswith("Runner.input_ids") for name in names), rows
+    unordered = [row for row in rows if row[4].startswith("no edge")]
+    if racing:
+        assert unordered, rows
+        _, _, writer, device, _ = unordered[0]
+        assert writer.startswith("engine/runner.py:") and device.startswith("engine/runner.py:")
+        assert int(writer.rsplit(":", 1)[1]) > int(device.rsplit(":", 1)[1])
+    else:
+        assert not unordered, rows

@@ -42,6 +42,33 @@ def rows(path_list: list[StepPath], result: RunResult) -> list[tuple[str, str, s
     return out
 
 
+def buffer_rows(path_list: list[StepPath], result: RunResult) -> list[tuple[str, ...]]:
+    """Per mode, each shared pinned buffer the step writes: where the host writes it,
+    the device access still pending at the step's end, and the edge that orders the
+    next write after it (or "no edge", with the access it races)."""
+    found: dict[tuple[str, str], tuple[str, ...]] = {}
+    for path in path_list:
+        mode = mode_text(path, result)
+        pending = {b: t for b, _, t in path.state.pending}
+        race = path.race
+        for buffer, trace, _ in path.state.exposed:
+            name = (trace[-1].written or trace[-1].note).split(" pinned buffer ", 1)[-1]
+            writer = f"{trace[-1].path}:{trace[-1].line}"
+            if race is not None and race[0] == buffer:
+                writer = f"{race[1][-1].path}:{race[1][-1].line}"
+                access, edge = race[2], "no edge: " + path.reason
+            elif buffer in pending:
+                access, edge = pending[buffer], path.reason
+            else:
+                access, edge = None, "a host wait in the step covers every access"
+            device = f"{access[-1].path}:{access[-1].line}" if access else "-"
+            row = (mode, name, writer, device, edge)
+            key = (mode, name)
+            if key not in found or edge.startswith("no edge"):
+                found[key] = row
+    return [found[k] for k in sorted(found)]
+
+
 def chain(trace) -> str:
     """A trace as `function:line -> ... -> what happens`, for one table cell."""
     if not trace:
@@ -102,6 +129,15 @@ def render(console: Console, result: RunResult) -> None:
                 str(count),
             )
         console.print(table)
+        shared = buffer_rows(analysis.paths, result)
+        if shared:
+            buffers = Table(title=f"shared pinned buffers of {analysis.root.name}", expand=True)
+            for column in ("mode", "pinned buffer", "host access", "device access", "ordered by"):
+                buffers.add_column(column, overflow="fold")
+            for mode, name, writer, device, edge in shared:
+                style = "bold red" if edge.startswith("no edge") else ""
+                buffers.add_row(mode, name, writer, device, Text(edge, style=style))
+            console.print(buffers)
     for quiescence in result.analysis.quiescence_results:
         render_quiescence(console, quiescence)
     stats = Table(title="analysis statistics")
