@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from syncscan.flow.state import PathState, Trace, WitnessStep
-from syncscan.flow.walk import Incomplete, Walker, with_fall_through
+from syncscan.flow.walk import RELEASES, Incomplete, Walker, with_fall_through
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import QuiescenceSpec
 from syncscan.resolve.program import Program
@@ -129,7 +129,8 @@ class QuiescenceAnalyzer:
             cpu_barriers = cpu_barriers + barriers
         for step, states in completions:
             where = (step.path, step.line, step.column)
-            self._add(sites, where, step.function, "resolves its future", states)
+            kind = RELEASES if step.note.startswith(RELEASES) else "resolves its future"
+            self._add(sites, where, step.function, kind, states)
         result.cpu_barriers.extend(cpu_barriers)
 
     @staticmethod

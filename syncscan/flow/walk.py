@@ -35,6 +35,7 @@ from syncscan.resolve.program import Program
 from syncscan.resolve.types import Scope, TypeOracle
 
 MAX_DEPTH = 24
+RELEASES = "releases device memory"
 DEFAULT_BUDGET = 400_000
 
 
@@ -471,6 +472,12 @@ class Walker:
             self._completion_sink().append(
                 (self.site_step(frame, call, f"completes: .{method}(...)"), list(states))
             )
+        released = self._released(site)
+        if released is not None:
+            # Device memory is unmapped or offloaded here: work still running on
+            # it must have finished, as before a completion.
+            note = f"{RELEASES} ({released})"
+            self._completion_sink().append((self.site_step(frame, call, note), list(states)))
         if site.external is not None:
             if site.external in vocab.names("cpu_barriers"):
                 note = f"{site.external}() is a CPU barrier, not a device barrier"
@@ -585,6 +592,18 @@ class Walker:
         note = f"host waits: a blocking copy (.{method}) to or from pageable or host memory"
         t = (self.site_step(frame, call, note),)
         return [s.on_wait(t, DEVICE_BARRIER) for s in states]
+
+    def _released(self, site: CallSite) -> str | None:
+        """The release function (a pack's `release_functions`) this call runs, if any."""
+        release = self.vocab.names("release_functions")
+        if not release:
+            return None
+        names = [c.function.qualname for c in site.callees]
+        if site.external is not None:
+            names.append(site.external)
+        if site.method is not None:
+            names.extend(f"{t}.{site.method}" for t in sorted(site.receiver_types))
+        return next((n for n in names if n in release), None)
 
     def _launches_device_work(self, site: CallSite, frame: Frame) -> bool:
         """An unresolved method that runs device work on its receiver.
