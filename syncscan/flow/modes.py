@@ -205,6 +205,13 @@ class ModeOracle:
         if not path.startswith("self.") or "[]" in path:
             return None
         first = _first_self_attr(expr, frame, self.types)
+        if first is None and isinstance(expr, ir.Name) and frame.param(expr.id) is not None:
+            # A parameter bound to the root's attribute (`async_barrier(self.ev)`
+            # testing `event is not None`): the same mode as testing `self.ev`.
+            first = path.split(".")[1]
+            if any(attr == first for _, attr in self.assigned_on_step):
+                return None
+            return path
         if first is None:
             return None
         if frame.scope.self_class and (frame.scope.self_class, first) in self.assigned_on_step:
