@@ -1,0 +1,215 @@
+"""The happens-before model on small engines: what orders a host write after the
+device's access, what does not, and what the resolution must see to know."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import analyse, write_project
+
+PACK = """
+[pack]
+name = "hb"
+[[step_root]]
+class = "eng.Runner"
+method = "execute_model"
+"""
+
+KERNEL = """
+import torch
+import triton
+
+
+@triton.jit
+def read_kernel(src, n):
+    pass
+"""
+
+
+def codes(root: Path, source: str, pack: str = PACK) -> list[tuple[str, str]]:
+    """(code, function) of every finding on a one-module engine `eng`."""
+    write_project(root, {"eng.py": KERNEL + source}, pack)
+    return sorted((f.code, f.location.function) for f in analyse(root).findings)
+
+
+# A persistent pinned buffer copied to the device with non_blocking=True every
+# step and rewritten by the next step: nothing orders the write after the copy.
+UNORDERED = """
+class Runner:
+    def __init__(self, pin):
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory={pin})
+        self.ids_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+
+    def execute_model(self, batch):
+        self.ids[: len(batch)] = batch
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+        return {{}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("pin", "expected"),
+    [
+        ("True", [("SYNC001", "eng.Runner.execute_model")]),
+        ("pin", [("SYNC001", "eng.Runner.execute_model")]),  # a flag: not provably false
+        ("is_pin_memory_available()", [("SYNC001", "eng.Runner.execute_model")]),
+        ("False", []),  # pageable: the copy is staged before the call returns
+    ],
+)
+def test_pin_memory_expression_pins_unless_provably_false(
+    tmp_path: Path, pin: str, expected: list
+) -> None:
+    assert codes(tmp_path, UNORDERED.format(pin=pin)) == expected
+
+
+def test_a_blocking_copy_is_a_host_wait_not_a_launch(tmp_path: Path) -> None:
+    """PyTorch synchronizes the stream for a copy to or from host memory without
+    non_blocking: the next write is ordered after it."""
+    source = UNORDERED.format(pin="True").replace(", non_blocking=True", "")
+    assert codes(tmp_path, source) == []
+
+
+def test_the_reader_is_the_launch_that_reads_the_written_buffer(tmp_path: Path) -> None:
+    """A kernel reading other memory is not the write's device reader; the witness
+    names the kernel that reads the pinned buffer."""
+    source = """
+class Runner:
+    def __init__(self):
+        self.ids = torch.zeros(8, pin_memory=True)
+        self.other = torch.zeros(8, device="cuda")
+
+    def execute_model(self, batch):
+        self.ids[: len(batch)] = batch
+        read_kernel[(1,)](self.other, 8)
+        read_kernel[(1,)](self.ids, 8)
+        return {}
+"""
+    write_project(tmp_path, {"eng.py": KERNEL + source}, PACK)
+    (finding,) = analyse(tmp_path).findings
+    reader = next(w for w in finding.witness if w.note.startswith("the device reads it"))
+    assert (
+        reader.line
+        == KERNEL.count("\n")
+        + source.splitlines().index("        read_kernel[(1,)](self.ids, 8)")
+        + 1
+    )
+
+
+def test_a_factory_method_types_self_and_its_buffer(tmp_path: Path) -> None:
+    """`self.buf = self._make()` with a return annotation: `self` is typed as the
+    class, so the writes and copies through `self.buf` are seen."""
+    source = """
+class Staging:
+    def __init__(self):
+        self.cpu = torch.zeros(8, pin_memory=True)
+        self.gpu = torch.zeros(8, device="cuda")
+
+    def upload(self):
+        self.gpu.copy_(self.cpu, non_blocking=True)
+
+
+class Runner:
+    def __init__(self):
+        self.buf = self._make()
+
+    def _make(self) -> Staging:
+        return Staging()
+
+    def execute_model(self, batch):
+        self.buf.cpu[: len(batch)] = batch
+        self.buf.upload()
+        return {}
+"""
+    assert codes(tmp_path, source) == [("SYNC001", "eng.Runner.execute_model")]
+
+
+GUARDED = """
+class Runner:
+    def __init__(self, overlap):
+        self.ids = torch.zeros(8, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, device="cuda")
+        self.overlap = overlap
+        self.prep_event = None
+        if self.overlap:
+            self.prep_event = torch.cuda.Event()
+
+    def execute_model(self, batch):
+        if self.prep_event is not None:
+            self.prep_event.synchronize()
+        self.ids[: len(batch)] = batch
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+        if self.prep_event is not None:
+            self.prep_event.record()
+        return {}
+"""
+
+
+def test_a_guard_created_under_a_condition_orders_only_that_mode(tmp_path: Path) -> None:
+    """`self.ev = None; if P: self.ev = Event()`: the semaphore holds where P does;
+    where the guard is None the mode has no wait at all (SYNC001, in that mode)."""
+    write_project(tmp_path, {"eng.py": KERNEL + GUARDED}, PACK)
+    result = analyse(tmp_path)
+    (finding,) = result.findings
+    assert finding.code == "SYNC001"
+    assert finding.mode == (("self.overlap", False),)
+    verdicts = {
+        (p.verdict, dict(p.state.assumptions).get("self.overlap"))
+        for r in result.analysis.step_results
+        for p in r.paths
+    }
+    assert ("semaphore", True) in verdicts and ("unbounded", False) in verdicts
+
+
+def test_a_pack_idle_condition_is_a_step_with_no_device_reader(tmp_path: Path) -> None:
+    """A no-work step (the pack names its condition) writes nothing a kernel reads."""
+    source = """
+class Runner:
+    def __init__(self):
+        self.ids = torch.zeros(8, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, device="cuda")
+        self.event = torch.cuda.Event()
+
+    def execute_model(self, out):
+        self.ids[: len(out.ids)] = out.ids
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+        if not out.num_tokens:
+            return {}
+        self.event.record()
+        self.event.synchronize()
+        return {}
+"""
+    assert codes(tmp_path, source) == [("SYNC001", "eng.Runner.execute_model")]
+    idle = PACK + '[vocabulary]\nidle_conditions = ["out.num_tokens == 0"]\n'
+    assert codes(tmp_path / "idle", source, idle) == []
+
+
+def test_an_accessor_call_predicate_is_a_mode_a_pack_can_bound(tmp_path: Path) -> None:
+    """`get_group().is_last` (a module function's result, constant for the
+    process) splits modes; the pack bounds the non-last mode through its peers."""
+    source = """
+def get_group():
+    return GROUP
+
+
+class Runner:
+    def __init__(self):
+        self.ids = torch.zeros(8, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, device="cuda")
+
+    def execute_model(self, batch):
+        self.ids[: len(batch)] = batch
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+        if not get_group().is_last:
+            return {}
+        torch.cuda.synchronize()
+        return {}
+"""
+    write_project(tmp_path, {"eng.py": KERNEL + source}, PACK)
+    (finding,) = analyse(tmp_path).findings
+    assert dict(finding.mode) == {"get_group().is_last": False}
+    bounded = PACK + (
+        '[[bounded_mode]]\npredicate = "get_group().is_last"\nvalue = false\n'
+        'reason = "the last rank waits and the pipeline orders this one"\n'
+    )
+    assert codes(tmp_path / "bounded", source, bounded) == []
