@@ -242,6 +242,54 @@ class BufferOracle:
             )
         return self._rotating[key]
 
+    # ------------------------------------------------------------------ identity
+    def identity(self, expr: ir.Expr, fact: BufferFact, frame: Frame) -> str:
+        """`site[slot]` for a pool slot; else `site@holder`, the holder being the
+        object whose attribute the buffer is, in the root's terms (instances of
+        one class allocate at one site, and must not be confused)."""
+        if fact.pool:
+            return fact.identity
+        holder = self._holder(expr, frame, 0)
+        return f"{fact.site}@{holder}" if holder else fact.site
+
+    def _holder(self, expr: ir.Expr, frame: Frame, depth: int) -> str | None:
+        """The access path of the object whose attribute `expr` reads, through
+        views, slices, `.pin_memory()` of pinned memory, conditionals and locals."""
+        if depth > 8:
+            return None
+        same_memory = self.vocab.names("view_methods") | self.vocab.names("pin_methods")
+        if isinstance(expr, ir.Subscript):
+            return self._holder(expr.base, frame, depth + 1)
+        if isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr):
+            if expr.func.attr in same_memory:
+                return self._holder(expr.func.base, frame, depth + 1)
+            return None
+        if isinstance(expr, ir.IfExp):
+            return self._holder(expr.body, frame, depth + 1) or self._holder(
+                expr.orelse, frame, depth + 1
+            )
+        if isinstance(expr, ir.Name) and frame.param(expr.id) is None and expr.id != "self":
+            for value in self.types.local_values(frame.function).get(expr.id, []):
+                holder = self._holder(value, frame, depth + 1)
+                if holder is not None:
+                    return holder
+            return None
+        if isinstance(expr, ir.Attr):
+            return self.access_path(expr.base, frame)
+        return None
+
+    def accesses(
+        self, exprs: tuple[ir.Expr, ...], frame: Frame, kind: str = "read"
+    ) -> tuple[tuple[str, str], ...]:
+        """The persistent pinned buffers among `exprs` that device work accesses."""
+        out: list[tuple[str, str]] = []
+        for expr in exprs:
+            fact = self.provenance(expr, frame)
+            if fact is not None and fact.shared_pinned:
+                out.append((self.identity(expr, fact, frame), kind))
+        return tuple(out)
+
+    # ------------------------------------------------------------------ calls
     def is_device_value(self, expr: ir.Expr, frame: Frame) -> bool:
         fact = self.provenance(expr, frame)
         return fact is not None and fact.device
@@ -304,3 +352,15 @@ def _first_line(expr: ir.Expr) -> int | None:
     for call in ir.iter_calls(expr):
         return call.line
     return None
+
+
+def moves_to_device(call: ir.Call, host_devices: frozenset[str]) -> bool:
+    """`x.to("cuda")`, `x.to(device)`: not `x.to("cpu")` or `x.to(torch.float16)`."""
+    target = dict(call.kwargs).get("device") or (call.args[0] if call.args else None)
+    if target is None:
+        return False
+    if isinstance(target, ir.Const):
+        return str(target.value) not in host_devices
+    name = ir.dotted(target.func if isinstance(target, ir.Call) else target) or ""
+    # `torch.float16` is a dtype; `torch.device(...)`, `self.device`, `device` are places.
+    return not name.startswith("torch.") or name.startswith("torch.device")

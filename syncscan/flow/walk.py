@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from syncscan.flow.buffers import BufferOracle
-from syncscan.flow.frames import BufferFact, Frame, ParamBinding
+from syncscan.flow.buffers import BufferOracle, moves_to_device
+from syncscan.flow.frames import Frame, ParamBinding
 from syncscan.flow.modes import ModeOracle, assigned_key
 from syncscan.flow.state import (
     DEVICE_BARRIER,
@@ -353,7 +353,7 @@ class Walker:
             # `if self.state is None` on this path (the continuation) is decided
             # by it. Only the root's own phases: deeper, it would split callees.
             path = self.buffers.access_path(target, frame)
-            known = _known_not_none(stmt.value, frame, self.types)
+            known = self.types.surely_not_none(stmt.value, frame.scope)
             if path is not None and known is not None:
                 key = assigned_key(path)
                 states = [s.decide(key, known) for s in states]
@@ -381,7 +381,7 @@ class Walker:
             frame.relpath, line, frame.function.qualname, note, written, fact.pool, column
         )
         trace = (step,)
-        identity = self.identity(buffer, fact, frame)
+        identity = self.buffers.identity(buffer, fact, frame)
         return [s.on_write(trace, identity) for s in states]
 
     def host_read(
@@ -402,56 +402,9 @@ class Walker:
             fact.pool,
             call.col,
         )
-        identity = self.identity(buffer, fact, frame)
+        identity = self.buffers.identity(buffer, fact, frame)
         return [s.on_host_read((step,), identity) for s in states]
 
-    def identity(self, expr: ir.Expr, fact: BufferFact, frame: Frame) -> str:
-        """`site[slot]` for a pool slot; else `site@holder`, the holder being the
-        object whose attribute the buffer is, in the root's terms (instances of
-        one class allocate at one site, and must not be confused)."""
-        if fact.pool:
-            return fact.identity
-        holder = self._holder(expr, frame, 0)
-        return f"{fact.site}@{holder}" if holder else fact.site
-
-    def _holder(self, expr: ir.Expr, frame: Frame, depth: int) -> str | None:
-        """The access path of the object whose attribute `expr` reads, through
-        views, slices, `.pin_memory()` of pinned memory, conditionals and locals."""
-        if depth > 8:
-            return None
-        same_memory = self.vocab.names("view_methods") | self.vocab.names("pin_methods")
-        if isinstance(expr, ir.Subscript):
-            return self._holder(expr.base, frame, depth + 1)
-        if isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr):
-            if expr.func.attr in same_memory:
-                return self._holder(expr.func.base, frame, depth + 1)
-            return None
-        if isinstance(expr, ir.IfExp):
-            return self._holder(expr.body, frame, depth + 1) or self._holder(
-                expr.orelse, frame, depth + 1
-            )
-        if isinstance(expr, ir.Name) and frame.param(expr.id) is None and expr.id != "self":
-            for value in self.types.local_values(frame.function).get(expr.id, []):
-                holder = self._holder(value, frame, depth + 1)
-                if holder is not None:
-                    return holder
-            return None
-        if isinstance(expr, ir.Attr):
-            return self.buffers.access_path(expr.base, frame)
-        return None
-
-    def accesses(
-        self, exprs: tuple[ir.Expr, ...], frame: Frame, kind: str = "read"
-    ) -> tuple[tuple[str, str], ...]:
-        """The persistent pinned buffers among `exprs` that device work accesses."""
-        out: list[tuple[str, str]] = []
-        for expr in exprs:
-            fact = self.buffers.provenance(expr, frame)
-            if fact is not None and fact.shared_pinned:
-                out.append((self.identity(expr, fact, frame), kind))
-        return tuple(out)
-
-    # ------------------------------------------------------------------ calls
     def effects(
         self, site: CallSite, frame: Frame, states: list[PathState], depth: int
     ) -> list[PathState]:
@@ -466,7 +419,7 @@ class Walker:
         arguments = (*call.args, *(v for _, v in call.kwargs))
         if site.kernel is not None:
             note = f"launches kernel {site.kernel.name}"
-            reads = self.accesses(arguments, frame)
+            reads = self.buffers.accesses(arguments, frame)
             return [s.on_launch(trace(note), reads) for s in states]
         if method is not None and method in vocab.names("completion_methods"):
             self._completion_sink().append(
@@ -491,7 +444,7 @@ class Walker:
                     call.args[0], frame, states, (call.line, call.col), "writes (copy into)"
                 )
             if any(site.external.startswith(p) for p in vocab.names("launch_prefixes")):
-                reads = self.accesses(arguments, frame)
+                reads = self.buffers.accesses(arguments, frame)
                 return [s.on_launch(trace(f"launches {site.external}"), reads) for s in states]
         out = kwargs.get(vocab.scalar("out_keyword", "out"))
         if out is not None:
@@ -532,7 +485,7 @@ class Walker:
                 states = self.write(site.receiver, frame, states, where, f"writes (.{method})")
             if self._launches_device_work(site, frame):
                 t = trace(f"launches device work (.{method}())")
-                reads = self.accesses((site.receiver, *arguments), frame)
+                reads = self.buffers.accesses((site.receiver, *arguments), frame)
                 states = [s.on_launch(t, reads) for s in states]
         if site.callees and depth < MAX_DEPTH:
             return self.inline(site, frame, states, depth)
@@ -556,7 +509,7 @@ class Walker:
             src = self.buffers.provenance(call.args[0], frame) if call.args else None
         else:
             dst, src = None, self.buffers.provenance(site.receiver, frame)
-            if method == "to" and not _moves_to_device(call, self.vocab.names("host_devices")):
+            if method == "to" and not moves_to_device(call, self.vocab.names("host_devices")):
                 return None
         host_src = src is not None and src.host and not src.uva
         host_dst = dst is not None and dst.host and not dst.uva
@@ -583,7 +536,9 @@ class Walker:
             t = (self.site_step(frame, call, note),)
             side = call.args[0] if host_src and method == "copy_" else site.receiver
             touched = (
-                ((self.identity(side, pinned_side, frame), kind),) if pinned_side.persistent else ()
+                ((self.buffers.identity(side, pinned_side, frame), kind),)
+                if pinned_side.persistent
+                else ()
             )
             return [s.on_launch(t, touched) for s in states]
         if self.barriers_only:
@@ -766,35 +721,6 @@ def with_fall_through(exits: list[Exit], fall: list[PathState], frame: Frame) ->
         frame.relpath, fn.end_line, fn.qualname, frozenset(), True, "None", column
     )
     return [*exits, *(Exit(state, implicit) for state in fall)]
-
-
-def _known_not_none(value: ir.Expr, frame: Frame, types: TypeOracle) -> bool | None:
-    """True for a value that is surely not None (a constructed object, a literal
-    container), False for None, None when it cannot be told."""
-    if isinstance(value, ir.Const):
-        return value.value is not None
-    if isinstance(value, ir.Seq | ir.Comp):
-        return True
-    if isinstance(value, ir.Call):
-        built = types.call_types(value, frame.scope, 0)
-        if built and all(types.program.find_class(t) is not None for t in built):
-            func = value.func
-            target = types.program.resolve_dotted(frame.scope.module, func)
-            if target is not None and types.program.find_class(target) is not None:
-                return True
-    return None
-
-
-def _moves_to_device(call: ir.Call, host_devices: frozenset[str]) -> bool:
-    """`x.to("cuda")`, `x.to(device)`: not `x.to("cpu")` or `x.to(torch.float16)`."""
-    target = dict(call.kwargs).get("device") or (call.args[0] if call.args else None)
-    if target is None:
-        return False
-    if isinstance(target, ir.Const):
-        return str(target.value) not in host_devices
-    name = ir.dotted(target.func if isinstance(target, ir.Call) else target) or ""
-    # `torch.float16` is a dtype; `torch.device(...)`, `self.device`, `device` are places.
-    return not name.startswith("torch.") or name.startswith("torch.device")
 
 
 def _describe(expr: ir.Expr | None) -> str:

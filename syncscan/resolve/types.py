@@ -291,6 +291,19 @@ class TypeOracle:
                     out.add(f"{base_type}.{func.attr}()")
         return frozenset(out)
 
+    def surely_not_none(self, value: ir.Expr, scope: Scope) -> bool | None:
+        """True for a value that is surely not None (a constructed object, a literal
+        container), False for None, None when it cannot be told."""
+        if isinstance(value, ir.Const):
+            return value.value is not None
+        if isinstance(value, ir.Seq | ir.Comp):
+            return True
+        if isinstance(value, ir.Call) and ir.dotted(value.func):
+            target = self.program.resolve_dotted(scope.module, value.func)
+            if target is not None and self.program.find_class(target) is not None:
+                return True
+        return None
+
     def _return_types(
         self, function: FunctionSummary, module: ModuleSummary, self_class: str | None = None
     ) -> frozenset[str]:
