@@ -13,10 +13,13 @@ import inspect
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from syncscan.flow.modes import ASSIGNED_SUFFIX
 from syncscan.flow.state import WitnessStep
 
 if TYPE_CHECKING:
     from syncscan.flow.context import Analysis
+    from syncscan.flow.step import StepPath
+    from syncscan.packs import PackSet
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,18 @@ class Finding:
             self.code,
             self.fingerprint,
         )
+
+
+def shared_mode(paths: list[StepPath], packs: PackSet) -> tuple[tuple[str, bool], ...]:
+    """The instance mode every path of a finding shares: its assumptions, less the
+    per-step data a path decided (an idle step, an attribute the step set)."""
+    shared = set(paths[0].state.assumptions)
+    for other in paths[1:]:
+        shared &= set(other.state.assumptions)
+    per_step = packs.vocabulary.names("idle_conditions")
+    return tuple(
+        sorted((k, v) for k, v in shared if k not in per_step and not k.endswith(ASSIGNED_SUFFIX))
+    )
 
 
 def predicates_text(mode: tuple[tuple[str, bool], ...]) -> str:

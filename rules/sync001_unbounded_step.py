@@ -6,7 +6,7 @@ from syncscan.flow.context import Analysis
 from syncscan.flow.state import WitnessStep
 from syncscan.flow.step import UNBOUNDED, RootAnalysis, StepPath
 
-from .base import Example, Finding, Location, Rule, fingerprint, predicates_text
+from .base import Example, Finding, Location, Rule, fingerprint, predicates_text, shared_mode
 
 _PACK = """
 [pack]
@@ -189,10 +189,7 @@ class UnboundedStep(Rule):
     def _finding(self, result: RootAnalysis, group: list[StepPath], analysis: Analysis) -> Finding:
         path = group[0]
         root = result.root
-        shared = set(path.state.assumptions)
-        for other in group[1:]:
-            shared &= set(other.state.assumptions)
-        mode = tuple(sorted(shared))
+        mode = shared_mode(group, analysis.packs)
         mode_label = analysis.packs.labels_text(mode) or predicates_text(mode) or "every mode"
         final = path.returns[-1]
         write = path.state.write or ()

@@ -6,7 +6,7 @@ from syncscan.flow.context import Analysis
 from syncscan.flow.state import WitnessStep
 from syncscan.flow.step import OUTSIDE_GUARD, RootAnalysis, StepPath
 
-from .base import Example, Finding, Location, Rule, fingerprint, predicates_text
+from .base import Example, Finding, Location, Rule, fingerprint, predicates_text, shared_mode
 
 _PACK = """
 [pack]
@@ -136,10 +136,7 @@ class WriteOutsideGuard(Rule):
         assert path.race is not None
         buffer, write, access = path.race
         root = result.root
-        shared = set(path.state.assumptions)
-        for other in group[1:]:
-            shared &= set(other.state.assumptions)
-        mode = tuple(sorted(shared))
+        mode = shared_mode(group, analysis.packs)
         mode_label = analysis.packs.labels_text(mode) or predicates_text(mode) or "every mode"
         module = analysis.program.module_of(root.function.qualname)
         root_path = analysis.project.relpath(module.path) if module else ""
