@@ -20,7 +20,13 @@ from typing import Any
 
 from syncscan import __version__
 from syncscan.index.ir import leave_nodes, node_json
-from syncscan.index.summary import ModuleSummary, summary_from_data, summary_to_data
+from syncscan.index.summary import (
+    DECODE_ERRORS,
+    ModuleSummary,
+    Rebuild,
+    summary_from_data,
+    summary_to_data,
+)
 
 # Bump when ModuleSummary or the IR changes shape or meaning.
 SUMMARY_FORMAT = 7
@@ -54,17 +60,22 @@ class SummaryCache:
     def has(self, key: str) -> bool:
         return self._path(key).is_file()
 
-    def get(self, key: str, path: str) -> ModuleSummary | None:
+    def get(self, key: str, path: str, rebuild: Rebuild | None = None) -> ModuleSummary | None:
+        """The summary stored under `key`, or None (missing, damaged or foreign).
+
+        Function bodies are decoded on first use; `rebuild` makes one found
+        damaged then from the source, instead of failing the run.
+        """
         entry = self._path(key)
         try:
             data = json.loads(entry.read_text(encoding="utf-8"))
             if not isinstance(data, dict) or data.get("key") != key:
                 raise ValueError("foreign entry")
-            summary = summary_from_data(data["summary"])
+            summary = summary_from_data(data["summary"], rebuild)
         except FileNotFoundError:
             self.misses += 1
             return None
-        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        except (OSError, *DECODE_ERRORS):
             self.rejected += 1
             return None
         self.hits += 1
@@ -85,7 +96,7 @@ class SummaryCache:
         """A whole-cache JSON document, or None when missing or damaged."""
         try:
             return json.loads((self.directory / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # deep nesting: json recurses per level
             return None
 
     def write_document(self, name: str, data: Any) -> None:
