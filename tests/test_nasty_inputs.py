@@ -76,7 +76,8 @@ class TestInternalError:
         assert code == 2
         assert "Traceback" not in err
         (line,) = [x for x in err.splitlines() if "internal error" in x]
-        assert "while processing engine/" in line and line.endswith("RuntimeError: boom second line")
+        assert "while processing engine/" in line
+        assert line.endswith("RuntimeError: boom second line")
 
     @pytest.mark.parametrize("fmt", ["json", "sarif"])
     def test_machine_readable_formats_say_the_run_failed(
