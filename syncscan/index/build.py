@@ -99,7 +99,7 @@ def summarise(source: str, module: str, path: str, is_package: bool) -> ModuleSu
             builder = _Builder(source, module, is_package)
             builder.module_body(_parse(source).body)
     except RecursionError as exc:
-        raise SummaryError("does not parse: nested too deeply to summarise") from exc
+        raise SummaryError("cannot summarise: nested too deeply") from exc
     finally:
         if collecting:
             gc.enable()

@@ -239,11 +239,18 @@ def summary_from_data(data: dict[str, Any], rebuild: Rebuild | None = None) -> M
 
     if not isinstance(data, dict):
         raise TypeError("a summary is a JSON object")
+    imports = tuple(ImportBinding(n, t, ln) for n, t, ln in data["imports"])
+    if not (
+        type(data["module"]) is str
+        and type(data["path"]) is str
+        and all(type(i.name) is str and type(i.target) is str for i in imports)
+    ):
+        raise TypeError("a damaged summary")  # what resolution reads as text must be text
     return ModuleSummary(
         module=data["module"],
         path=data["path"],
         is_package=data["is_package"],
-        imports=tuple(ImportBinding(n, t, ln) for n, t, ln in data["imports"]),
+        imports=imports,
         functions={k: fn(v) for k, v in data["functions"].items()},
         classes={k: cls(c) for k, c in data["classes"].items()},
         assigns={k: from_data(v) for k, v in data["assigns"].items()},
