@@ -160,6 +160,19 @@ def test_text_scan_is_linear(text: str) -> None:
     assert time.perf_counter() - started < 2.0
 
 
+def test_character_columns_of_a_long_non_ascii_line_are_linear() -> None:
+    """Columns count characters; on one 600 KB line they are counted once, not per node."""
+    from syncscan.index.build import _Source
+
+    line = "x = ['é', " + ", ".join(["a()"] * 150_000) + "]\n"
+    source = _Source(line)
+    started = time.perf_counter()
+    columns = [source.column(1, byte) for byte in range(12, 600_000, 3)]
+    assert time.perf_counter() - started < 2.0
+    assert columns[0] == 12  # the two-byte é counts once
+    assert source.column(1, 3) == 4
+
+
 def test_text_scan_still_finds_headers() -> None:
     found = scan(b"class A(Base,\n        Mixin):\n    def f(self): pass\nasync  def g(): pass\n")
     assert found.classes == (("A", "Base,\n        Mixin"),)

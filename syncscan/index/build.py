@@ -139,6 +139,7 @@ class _Source:
     def __init__(self, text: str) -> None:
         self.text = text
         self.ascii = text.isascii()
+        self._char_counts: dict[int, list[int]] = {}
 
     @cached_property
     def data(self) -> bytes:
@@ -162,8 +163,15 @@ class _Source:
         """1-based column in characters, as summaries count them (`ast` counts bytes)."""
         if self.ascii:
             return col + 1
-        start = self.starts[line - 1]
-        return len(self.data[start : start + col].decode("utf-8", "replace")) + 1
+        counts = self._char_counts.get(line)
+        if counts is None:
+            # Characters before each byte of the line, counted once per line: a
+            # long line with many calls stays linear.
+            start = self.starts[line - 1]
+            end = self.starts[line] if line < len(self.starts) else len(self.data)
+            starts_char = (1 if byte & 0xC0 != 0x80 else 0 for byte in self.data[start:end])
+            counts = self._char_counts[line] = list(accumulate(starts_char, initial=0))
+        return counts[min(col, len(counts) - 1)] + 1
 
 
 class _Builder:
