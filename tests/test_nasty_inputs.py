@@ -460,3 +460,20 @@ def test_finding_inside_a_namespace_subpackage(tmp_path, capsys) -> None:
     code, data, _ = check_json(capsys, project)
     assert_finding_kept(code, data)
     assert any(w["path"] == "engine/pools/pool.py" for w in data["findings"][0]["witness"])
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS file names are always UTF-8")
+@pytest.mark.parametrize("fmt", ["console", "json", "sarif", "github", "markdown"])
+def test_file_names_that_are_not_utf8_are_reported_in_every_format(fmt, tmp_path) -> None:
+    project = copy_project(BUGGY, tmp_path / "p")
+    engine = os.fsencode(project / "engine")
+    with open(engine + b"/\xff.py", "wb") as handle:
+        handle.write(b"x = 1\n")
+    os.mkdir(engine + b"/\xfe")
+    with open(engine + b"/\xfe/m.py", "wb") as handle:
+        handle.write(b"x = 1\n")
+    out = tmp_path / "report"
+    args = ["check", "--no-cache", "--format", fmt, "--output", str(out), str(project)]
+    assert main(args) == 1
+    report = out.read_text(encoding="utf-8")
+    assert "xff.py" in report and "xfe/m.py" in report
