@@ -269,6 +269,9 @@ DAMAGE = {
     "summary-unknown-tag": ("summary", _set_body_tag(999)),
     "summary-negative-tag": ("summary", _set_body_tag(-1)),
     "summary-deep-body": ("summary", None),
+    "record-fifo": ("record.json", lambda p: (p.unlink(), os.mkfifo(p))),
+    "facts-fifo": ("facts.json", lambda p: (p.unlink(), os.mkfifo(p))),
+    "summary-fifo": ("summary", lambda p: (p.unlink(), os.mkfifo(p))),
 }
 
 
@@ -285,7 +288,7 @@ def test_damaged_cache_entry_is_rebuilt(case: str, tmp_path, capsys) -> None:
         data = json.loads(path.read_text())
         data["summary"]["classes"]["Runner"][4]["execute_model"][4] = "BODY"
         path.write_text(json.dumps(data).replace('"BODY"', _deep(5_000)))
-    elif callable(how) and case.startswith("summary-") and "tag" in case:
+    elif "tag" in case:
         data = json.loads(path.read_text())
         how(data)
         path.write_text(json.dumps(data))

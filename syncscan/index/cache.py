@@ -3,7 +3,9 @@ format), plus small documents (file facts, the last run's record).
 
 JSON, never pickle: a cache lives in a project directory and must not be
 able to execute code when read. Everything is written atomically (temp file +
-rename); a corrupt, truncated or foreign entry is ignored and rebuilt.
+rename); a corrupt, truncated, foreign or too deeply nested entry is ignored
+and rebuilt, and anything that is not a regular file is never read (a FIFO
+in place of an entry would block the run).
 Findings are never cached per file: a run's findings are reused only while
 every file they were computed from is unchanged or summarises identically (see
 `syncscan.reuse`), so a change in a callee changes its caller's result.
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from syncscan import __version__
+from syncscan.filesystem import read_regular_text
 from syncscan.index.ir import leave_nodes, node_json
 from syncscan.index.summary import (
     DECODE_ERRORS,
@@ -68,7 +71,7 @@ class SummaryCache:
         """
         entry = self._path(key)
         try:
-            data = json.loads(entry.read_text(encoding="utf-8"))
+            data = json.loads(read_regular_text(entry))
             if not isinstance(data, dict) or data.get("key") != key:
                 raise ValueError("foreign entry")
             summary = summary_from_data(data["summary"], rebuild)
@@ -95,7 +98,7 @@ class SummaryCache:
     def read_document(self, name: str) -> Any:
         """A whole-cache JSON document, or None when missing or damaged."""
         try:
-            return json.loads((self.directory / name).read_text(encoding="utf-8"))
+            return json.loads(read_regular_text(self.directory / name))
         except (OSError, ValueError, RecursionError):  # deep nesting: json recurses per level
             return None
 
