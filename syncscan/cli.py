@@ -303,7 +303,10 @@ def _internal_error(args: argparse.Namespace, err: Console, error: Exception) ->
 
     paths = getattr(args, "paths", None)
     root = paths if isinstance(paths, Path) else (paths[0] if paths else Path.cwd())
-    message, site = describe(error, root if root.is_dir() else Path.cwd())
+    try:
+        message, site = describe(error, root if root.is_dir() else Path.cwd())
+    except Exception:  # noqa: BLE001 - the report of a crash must not crash
+        message, site = f"internal error: {type(error).__name__}", None
     err.print(f"syncscan: {message}", markup=False)
     if getattr(args, "verbose", False) or os.environ.get(TRACEBACK_ENV):
         import traceback
