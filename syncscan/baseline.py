@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from syncscan.filesystem import read_regular_text
 from syncscan.project import ConfigError
 from syncscan.rules.base import Finding
 
@@ -39,9 +40,13 @@ def write(path: Path, findings: list[Finding]) -> None:
 
 def read(path: Path) -> list[dict[str, str]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(read_regular_text(path))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read baseline: {exc.strerror or exc}") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read baseline: {exc}") from exc
+    except RecursionError as exc:  # json nests one C call per level
+        raise ConfigError(f"{path}: cannot read baseline: nested too deeply") from exc
     if not isinstance(data, dict) or data.get("syncscan_baseline") != FORMAT:
         raise ConfigError(f"{path}: not a syncscan baseline (format {FORMAT})")
     entries = data.get("findings")

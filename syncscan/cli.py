@@ -3,8 +3,9 @@
 Exit codes: 0 clean, 1 findings at or above --fail-on (or a result that is
 incomplete because a file the step path needs was skipped, or unused
 suppressions under --report-unused-ignores), 2 usage or configuration error
-(and, under --strict, a run that analysed nothing). Bad input files never stop
-a run: they are reported as skipped.
+(and, under --strict, a run that analysed nothing), or an internal error
+(whatever `--exit-zero` says: a crash is never read as clean or as findings).
+Bad input files never stop a run: they are reported as skipped.
 
 The analysis is imported only when a command needs it, so `--version` and
 `--help` answer at once.
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from syncscan.runner import Options
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+TRACEBACK_ENV = "SYNCSCAN_TRACEBACK"
 _SEVERITY_RANK = {"note": 0, "warning": 1, "error": 2}
 # `console` is the old name of `full`.
 _FORMATS = ("full", "concise", "console", "json", "sarif", "github", "markdown")
@@ -60,6 +62,10 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--jobs", type=int, default=None,
             help="processes for cold indexing (default: the cores; 1 under --changed-only)",
+        )  # fmt: skip
+        p.add_argument(
+            "-v", "--verbose", action="store_true",
+            help=f"on an internal error, print the traceback (or set {TRACEBACK_ENV}=1)",
         )  # fmt: skip
 
     check = sub.add_parser("check", help="report findings (for CI and pre-commit)")
@@ -419,7 +425,43 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         err.print(f"syncscan: error: {where}{exc.strerror or exc}", markup=False)
+    except Exception as exc:  # noqa: BLE001 - a bug in syncscan: say so, never a bare traceback
+        _internal_error(args, err, exc)
     return EXIT_ERROR
+
+
+def _internal_error(args: argparse.Namespace, err: Console, error: Exception) -> None:
+    """One line naming the file being processed; the traceback only when asked;
+    and for json/sarif, a document that says the run failed."""
+    from syncscan.crash import describe
+    from syncscan.report import failure
+
+    paths = getattr(args, "paths", None)
+    root = paths if isinstance(paths, Path) else (paths[0] if paths else Path.cwd())
+    try:
+        message, site = describe(error, root if root.is_dir() else Path.cwd())
+    except Exception:  # noqa: BLE001 - the report of a crash must not crash
+        message, site = f"internal error: {type(error).__name__}", None
+    err.print(f"syncscan: {message}", markup=False)
+    if getattr(args, "verbose", False) or os.environ.get(TRACEBACK_ENV):
+        import traceback
+
+        err.print("".join(traceback.format_exception(error)), markup=False, end="")
+    else:
+        err.print(
+            f"syncscan: this is a bug in syncscan; -v or {TRACEBACK_ENV}=1 shows the traceback",
+            markup=False,
+        )
+    document = failure.render(getattr(args, "format", "console"), message, site, EXIT_ERROR)
+    if document is None:
+        return
+    try:
+        if getattr(args, "output", None):
+            args.output.write_text(document, encoding="utf-8")
+        else:
+            sys.stdout.write(document)
+    except OSError:
+        pass  # the message on stderr and the exit status still say it
 
 
 if __name__ == "__main__":

@@ -12,9 +12,9 @@ import difflib
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
+from syncscan.filesystem import read_regular_text
 from syncscan.project import ConfigError, Project
 
 BUILTIN_SOURCE = "syncscan.rules/packs/"
@@ -150,6 +150,8 @@ def _parse(source: str, text: str) -> dict[str, Any]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: pack is not valid TOML: {exc}") from exc
+    except RecursionError as exc:  # tomllib recurses once per nesting level
+        raise ConfigError(f"{source}: pack is not valid TOML: nested too deeply") from exc
     return _checked(source, data)
 
 
@@ -216,9 +218,12 @@ def load_packs(project: Project) -> PackSet:
         packs.append((source, _checked(source, project.config.inline_pack)))
     for path in project.config.packs:
         try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"{project.config.source}: cannot read pack {path}: {exc}") from exc
+            text = read_regular_text(path)
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise ConfigError(
+                f"{project.config.source}: cannot read pack {path}: {reason}"
+            ) from exc
         packs.append((path, _parse(path, text)))
     check_disabled(project, [str(data["pack"]["name"]) for _, data in packs])
     lists: dict[str, set[str]] = {}

@@ -14,9 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from syncscan.filesystem import read_regular_text
+
 SKIP_DIRS = frozenset(
     {".git", ".hg", "__pycache__", ".venv", "venv", ".tox", "node_modules", "build", "dist"}
 )
+
+
+# About 15x the largest file of a vLLM release; the 56 MB generated module that
+# prompted the limit took 12 GB and minutes inside the parser.
+DEFAULT_MAX_FILE_SIZE = 5_000_000
 
 
 class ConfigError(Exception):
@@ -35,12 +42,13 @@ class Config:
     ignore: tuple[str, ...] = ()
     severity: dict[str, str] = field(default_factory=dict)
     cache_dir: str | None = None
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE  # bytes; a larger file is skipped, not parsed
     inline_pack: dict[str, Any] = field(default_factory=dict)  # [tool.syncscan] rows, as a pack
 
 
 _LIST_KEYS = ("packs", "disable_packs", "exclude", "select", "ignore")
 _PACK_TABLES = ("step_root", "quiescence", "rpc", "mode", "bounded_mode", "resolution")
-_KNOWN_KEYS = frozenset((*_LIST_KEYS, *_PACK_TABLES, "severity", "cache_dir"))
+_KNOWN_KEYS = frozenset((*_LIST_KEYS, *_PACK_TABLES, "severity", "cache_dir", "max_file_size"))
 _SEVERITIES = frozenset({"error", "warning", "note"})
 
 
@@ -51,15 +59,15 @@ def load_config(path: Path | None, explicit: bool = False) -> Config:
     """
     if path is None:
         return Config()
-    if not path.is_file():
+    if not path.exists():
         if explicit:
             raise ConfigError(f"{path}: configuration file does not exist")
         return Config()
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read configuration: {exc}") from exc
-    table: Any = data.get("tool", {}).get("syncscan") if path.name == "pyproject.toml" else data
+    data = _read_toml(path)
+    tool = data.get("tool", {}) if path.name == "pyproject.toml" else {"syncscan": data}
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: [tool] must be a table")
+    table: Any = tool.get("syncscan")
     if table is None:
         return Config()
     if not isinstance(table, dict):
@@ -83,6 +91,11 @@ def load_config(path: Path | None, explicit: bool = False) -> Config:
     cache_dir = table.get("cache_dir")
     if cache_dir is not None and not isinstance(cache_dir, str):
         raise ConfigError(f"{path}: 'tool.syncscan.cache_dir' must be a string")
+    max_file_size = table.get("max_file_size", DEFAULT_MAX_FILE_SIZE)
+    if type(max_file_size) is not int or max_file_size < 1:
+        raise ConfigError(
+            f"{path}: 'tool.syncscan.max_file_size' must be a positive integer (bytes)"
+        )
     base = path.parent
     inline = {key: table[key] for key in _PACK_TABLES if key in table}
     for key, rows in inline.items():
@@ -98,6 +111,7 @@ def load_config(path: Path | None, explicit: bool = False) -> Config:
         ignore=values["ignore"],
         severity=dict(severity),
         cache_dir=str((base / cache_dir).resolve()) if cache_dir else None,
+        max_file_size=max_file_size,
     )
 
 
@@ -109,6 +123,7 @@ class Project:
     modules: dict[str, Path]  # module name -> file
     packages: frozenset[str]  # module names that are packages (__init__.py)
     config: Config
+    skipped: list[tuple[Path, str]] = field(default_factory=list)  # files not named, and why
     _relpaths: dict[str, str] = field(default_factory=dict, repr=False)
 
     def relpath(self, path: str | Path) -> str:
@@ -143,16 +158,28 @@ def _forms(path: Path):
     yield path.resolve()
 
 
+def _read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's tables, or ConfigError naming the file and why."""
+    try:
+        return tomllib.loads(read_regular_text(path))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read configuration: {exc.strerror or exc}") from exc
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read configuration: {exc}") from exc
+    except RecursionError as exc:  # tomllib recurses once per nesting level
+        raise ConfigError(f"{path}: cannot read configuration: nested too deeply") from exc
+
+
 def find_config(root: Path) -> Path | None:
     """The nearest pyproject.toml at or above `root` that has [tool.syncscan]."""
     for directory in (root, *root.parents):
         candidate = directory / "pyproject.toml"
-        if candidate.is_file():
+        if candidate.exists():  # a directory or FIFO of that name is an error, not "none"
             try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                tool = _read_toml(candidate).get("tool", {})
+            except ConfigError:
                 return candidate  # load_config reports the problem
-            if "syncscan" in data.get("tool", {}):
+            if not isinstance(tool, dict) or "syncscan" in tool:
                 return candidate
         if (directory / ".git").exists():
             break
@@ -194,30 +221,46 @@ def discover(root: Path, config: Config) -> Project:
     """List the Python files under `root` and name their modules.
 
     A module's name runs up through the directories holding an `__init__.py`
-    (above the root too, so analysing `src/pkg` still names `pkg.mod`).
-    Package-ness is decided once per directory: this runs on every invocation.
+    (above the root too, so analysing `src/pkg` still names `pkg.mod`). A
+    directory without one is a namespace package (PEP 420): inside a package
+    it extends the name (`pkg/ns/mod.py` is `pkg.ns.mod`); below the root it
+    starts one (`tools/x.py` is `tools.x`), while a regular package under it
+    starts its own name, as a `src/` layout expects. A file that cannot get a
+    name (a part that is not an identifier, a name another file already has)
+    or a directory that cannot be listed is reported in `skipped`, never
+    dropped silently. Package-ness is decided once per directory: this runs on
+    every invocation.
     """
     root = root.resolve()
     modules: dict[str, Path] = {}
     packages: set[str] = set()
-    prefixes: dict[str, tuple[str, ...] | None] = {}  # directory -> its package path
+    skipped: list[tuple[Path, str]] = []
+    # directory -> (its package path, or None when its files cannot be named;
+    #               whether a regular package encloses it)
+    prefixes: dict[str, tuple[tuple[str, ...] | None, bool]] = {}
 
-    def above_root(directory: Path) -> tuple[str, ...] | None:
+    def above_root(directory: Path) -> tuple[str, ...]:
         parts: list[str] = []
-        while (directory / "__init__.py").is_file():
+        while directory.name.isidentifier() and (directory / "__init__.py").is_file():
             parts.insert(0, directory.name)
             directory = directory.parent
-        return tuple(parts) if parts else None
+        return tuple(parts)
 
-    for dirpath, dirnames, filenames in os.walk(root):
+    def unlistable(error: OSError) -> None:
+        where = Path(error.filename) if error.filename else root
+        skipped.append((where, f"directory not analysed: {error.strerror or error}"))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unlistable):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
         if dirpath == str(root):
-            prefix = above_root(root)
+            outside = above_root(root)
+            prefix, rooted = outside, bool(outside)
         else:
             parent, name = os.path.split(dirpath)
-            outer = prefixes.get(parent)
-            prefix = ((*outer, name) if outer else (name,)) if "__init__.py" in filenames else None
-        prefixes[dirpath] = prefix
+            prefix, rooted = _package_path(prefixes[parent], name, "__init__.py" in filenames)
+        prefixes[dirpath] = (prefix, rooted)
+        if prefix:
+            packages.add(".".join(prefix))
         relative_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
         for filename in sorted(filenames):
             if not filename.endswith(".py"):
@@ -225,14 +268,42 @@ def discover(root: Path, config: Config) -> Project:
             rel = filename if relative_dir == "." else f"{relative_dir}/{filename}"
             if any(fnmatch.fnmatch(rel, pattern) for pattern in config.exclude):
                 continue
-            parts = (*(prefix or ()), *(() if filename == "__init__.py" else (filename[:-3],)))
-            if not parts or not all(p.isidentifier() for p in parts):
+            path = Path(dirpath, filename)
+            stem = filename[:-3]
+            if prefix is None:
+                skipped.append((path, f"not analysed: {relative_dir!r} is not a package name"))
                 continue
+            if not stem.isidentifier():
+                skipped.append((path, f"not analysed: {stem!r} is not a module name"))
+                continue
+            parts = (*prefix, *(() if filename == "__init__.py" else (stem,)))
+            if not parts:
+                continue  # the root's own __init__.py outside any package: nothing imports it
             name = ".".join(parts)
-            if filename == "__init__.py":
-                packages.add(name)
-            modules.setdefault(name, Path(dirpath, filename))
-    return Project(root=root, modules=modules, packages=frozenset(packages), config=config)
+            if name in modules:
+                other = os.path.relpath(modules[name], root).replace(os.sep, "/")
+                skipped.append((path, f"not analysed: module {name} is already {other}"))
+                continue
+            modules[name] = path
+    return Project(
+        root=root,
+        modules=modules,
+        packages=frozenset(packages),
+        config=config,
+        skipped=sorted(skipped),
+    )
+
+
+def _package_path(
+    parent: tuple[tuple[str, ...] | None, bool], name: str, regular: bool
+) -> tuple[tuple[str, ...] | None, bool]:
+    """A directory's (package path, enclosed by a regular package) from its parent's."""
+    outer, rooted = parent
+    if not name.isidentifier():
+        return None, False  # its files have no name; a regular package below starts afresh
+    if regular:
+        return ((*outer, name) if rooted and outer is not None else (name,)), True
+    return ((*outer, name) if outer is not None else None), rooted
 
 
 def _inline_pack(tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from syncscan import __version__
+from syncscan.filesystem import read_regular_file
 from syncscan.index.cache import SUMMARY_FORMAT, SummaryCache
 from syncscan.index.facts import FactsTable
 from syncscan.index.summary import ModuleSummary
@@ -160,7 +161,7 @@ def _summary_key(cache: SummaryCache, facts: FactsTable, module: str) -> str | N
     """The summary cache's key for the module's current file."""
     path = facts.path_of(module)
     try:
-        source = path.read_bytes()
+        source = read_regular_file(path)
     except OSError:
         return None
     return cache.key(source, module, path.name == "__init__.py")

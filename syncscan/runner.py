@@ -175,11 +175,21 @@ def run(
 
 
 def _unreadable(facts: FactsTable, known: list[Diagnostic], project: Project) -> list[Diagnostic]:
-    """Files the text scan could not read (and no summary already reported)."""
+    """Files discovery could not name or list, and files the text scan could
+    not read (unless a summary already reported them)."""
+    found = [Diagnostic(_printable(project.relpath(path)), why) for path, why in project.skipped]
     reported = {d.path for d in known}
-    paths = [project.relpath(p) for p in facts.unreadable]
-    why = "cannot read: skipped by the text scan"
-    return [Diagnostic(path, why) for path in paths if path not in reported]
+    for path, why in sorted(facts.unreadable.items()):
+        relpath = project.relpath(path)
+        if relpath not in reported:
+            found.append(Diagnostic(relpath, f"cannot read: {why}: skipped by the text scan"))
+    return found
+
+
+def _printable(relpath: str) -> str:
+    """A path whose name is not UTF-8 on disk, with the odd bytes as `\\xff` escapes
+    (every report format can carry it; nothing reads such a file by that name)."""
+    return relpath.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _resummariser(project: Project, summariser: FileSummariser) -> reuse.Resummarise:

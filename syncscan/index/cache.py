@@ -3,7 +3,9 @@ format), plus small documents (file facts, the last run's record).
 
 JSON, never pickle: a cache lives in a project directory and must not be
 able to execute code when read. Everything is written atomically (temp file +
-rename); a corrupt, truncated or foreign entry is ignored and rebuilt.
+rename); a corrupt, truncated, foreign or too deeply nested entry is ignored
+and rebuilt, and anything that is not a regular file is never read (a FIFO
+in place of an entry would block the run).
 Findings are never cached per file: a run's findings are reused only while
 every file they were computed from is unchanged or summarises identically (see
 `syncscan.reuse`), so a change in a callee changes its caller's result.
@@ -19,8 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from syncscan import __version__
+from syncscan.filesystem import read_regular_text
 from syncscan.index.ir import leave_nodes, node_json
-from syncscan.index.summary import ModuleSummary, summary_from_data, summary_to_data
+from syncscan.index.summary import (
+    DECODE_ERRORS,
+    ModuleSummary,
+    Rebuild,
+    summary_from_data,
+    summary_to_data,
+)
 
 # Bump when ModuleSummary or the IR changes shape or meaning.
 SUMMARY_FORMAT = 7
@@ -54,17 +63,22 @@ class SummaryCache:
     def has(self, key: str) -> bool:
         return self._path(key).is_file()
 
-    def get(self, key: str, path: str) -> ModuleSummary | None:
+    def get(self, key: str, path: str, rebuild: Rebuild | None = None) -> ModuleSummary | None:
+        """The summary stored under `key`, or None (missing, damaged or foreign).
+
+        Function bodies are decoded on first use; `rebuild` makes one found
+        damaged then from the source, instead of failing the run.
+        """
         entry = self._path(key)
         try:
-            data = json.loads(entry.read_text(encoding="utf-8"))
+            data = json.loads(read_regular_text(entry))
             if not isinstance(data, dict) or data.get("key") != key:
                 raise ValueError("foreign entry")
-            summary = summary_from_data(data["summary"])
+            summary = summary_from_data(data["summary"], rebuild)
         except FileNotFoundError:
             self.misses += 1
             return None
-        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        except (OSError, *DECODE_ERRORS):
             self.rejected += 1
             return None
         self.hits += 1
@@ -84,8 +98,8 @@ class SummaryCache:
     def read_document(self, name: str) -> Any:
         """A whole-cache JSON document, or None when missing or damaged."""
         try:
-            return json.loads((self.directory / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            return json.loads(read_regular_text(self.directory / name))
+        except (OSError, ValueError, RecursionError):  # deep nesting: json recurses per level
             return None
 
     def write_document(self, name: str, data: Any) -> None:

@@ -4,19 +4,29 @@ Some questions need every file of the tree, not only the step path: which
 classes might derive from a step root (class headers), which modules define a
 method of a given name, which files hold suppression comments. A regex scan
 answers them without parsing. The answers, with each file's content digest,
-are stored in the cache keyed by the file's size and modification time (as
-ruff and mypy do), so a warm run reads only the files that changed.
+are stored in the cache keyed by the file's stat: size, modification time,
+status-change time and inode (an edit that keeps the size and restores the
+mtime still moves the ctime; a file replaced by rename changes its inode), so
+a warm run reads only the files that changed. A stat recorded within a second
+or two of the file's last change cannot prove a later same-tick edit absent
+(git's "racy" entries): such a row is marked, and the next run reads the file
+again instead of trusting the stat.
+
+The scan is linear in the file's size on any input: a run reads every file.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from syncscan import __version__
+from syncscan.filesystem import NotRegularFileError, read_regular_file, stat_is_regular
 from syncscan.index.cache import SummaryCache
 from syncscan.index.comments import suppressions as scan_suppressions
 from syncscan.index.summary import Suppression
@@ -26,7 +36,13 @@ _DOCUMENT = "facts.json"
 # Patterns that start with a literal let the regex engine skip ahead (15x faster
 # than anchoring at each line start); `_at_line_start` then keeps real headers.
 _DEF = re.compile(r"def[ \t]+(\w+)")
-_CLASS_HEADER = re.compile(r"class[ \t]+(\w+)[ \t]*\(([^)]*)\)[ \t]*:")
+# The bases stop at the first parenthesis of either kind: with `[^)]*` an
+# unclosed `class A(` scanned to the end of the file, once per occurrence.
+_CLASS_HEADER = re.compile(r"class[ \t]+(\w+)[ \t]*\(([^()]*)\)[ \t]*:")
+# How long after a file's change its stat stays ambiguous (coarse timestamps:
+# one second on many file systems, two on FAT).
+_RACY_NS = 2_000_000_000
+_STAT_FIELDS = 5  # size, mtime, ctime, inode, racy
 
 
 @dataclass(frozen=True)
@@ -52,23 +68,43 @@ def scan(source: bytes) -> FileFacts:
     if "class " in text:
         classes = tuple(
             (m.group(1), m.group(2))
-            for m in _CLASS_HEADER.finditer(text)
-            if _at_line_start(text, m.start(), ())
+            for m in _at_line_starts(text, _CLASS_HEADER.finditer(text), "")
         )
         if classes:
             defs = frozenset(
-                m.group(1)
-                for m in _DEF.finditer(text)
-                if _at_line_start(text, m.start(), ("async",))
+                m.group(1) for m in _at_line_starts(text, _DEF.finditer(text), "async")
             )
     suppressions = scan_suppressions(text)
     return FileFacts(digest_of(source), classes, defs, suppressions)
 
 
-def _at_line_start(text: str, start: int, allowed: tuple[str, ...]) -> bool:
-    """Only indentation (or one of `allowed` keywords) precedes `start` on its line."""
-    before = text[text.rfind("\n", 0, start) + 1 : start].strip()
-    return not before or before in allowed
+def _at_line_starts(text: str, matches, keyword: str):
+    """The matches preceded on their line only by indentation (and `keyword`).
+
+    Matches come in order, so the search for line starts moves forward only,
+    and only the blanks just before a match are looked at: linear on any
+    input (a line of 100 KB holding thousands of matches included).
+    """
+    line_start = 0
+    searched = 0
+    for match in matches:
+        start = match.start()
+        newline = text.rfind("\n", searched, start)
+        if newline >= 0:
+            line_start = newline + 1
+        searched = start
+        at = _skip_blanks_back(text, start, line_start)
+        before = at - len(keyword)
+        if keyword and before >= line_start and text.startswith(keyword, before):
+            at = _skip_blanks_back(text, before, line_start)
+        if at == line_start:
+            yield match
+
+
+def _skip_blanks_back(text: str, at: int, line_start: int) -> int:
+    while at > line_start and text[at - 1] in " \t\f\r\v":
+        at -= 1
+    return at
 
 
 class FactsTable:
@@ -79,7 +115,7 @@ class FactsTable:
         self._cache = cache
         self._facts: dict[str, FileFacts] | None = None
         self.files_read = 0
-        self.unreadable: list[str] = []
+        self.unreadable: dict[str, str] = {}  # path -> why the scan could not read it
 
     def all(self) -> dict[str, FileFacts]:
         """Module name -> facts, for every readable file."""
@@ -99,28 +135,33 @@ class FactsTable:
         facts: dict[str, FileFacts] = {}
         rows: dict[str, list[Any]] = {}
         changed = False
+        now = time.time_ns()
         for module, path in sorted(self._files.items()):
+            key = str(path)
             try:
                 st = path.stat()
-            except OSError:
-                self.unreadable.append(str(path))
+                if not stat_is_regular(st):
+                    raise NotRegularFileError(path, st.st_mode)
+            except OSError as exc:
+                self.unreadable[key] = exc.strerror or str(exc)
                 continue
-            key = str(path)
             row = stored.get(key)
-            known = _unchanged(row, st.st_mtime_ns, st.st_size)
+            stamp = _stamp(st)
+            known = _unchanged(row, stamp)
             if known is not None and row is not None:
                 facts[module] = known
                 rows[key] = row
                 continue
             try:
-                source = path.read_bytes()
-            except OSError:
-                self.unreadable.append(str(path))
+                source = read_regular_file(path)
+            except OSError as exc:
+                self.unreadable[key] = exc.strerror or str(exc)
                 continue
             self.files_read += 1
             found = scan(source)
             facts[module] = found
-            rows[key] = [st.st_mtime_ns, st.st_size, *_to_row(found)]
+            racy = now - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS
+            rows[key] = [*stamp, racy, *_to_row(found)]
             changed = True
         if changed or len(rows) != len(stored):
             self._save(rows)
@@ -140,12 +181,20 @@ class FactsTable:
             )
 
 
-def _unchanged(row: Any, mtime_ns: int, size: int) -> FileFacts | None:
-    """The stored facts, if the file's size and mtime still match (else None)."""
-    if not isinstance(row, list) or len(row) != 6 or row[:2] != [mtime_ns, size]:
+def _stamp(st: os.stat_result) -> list[int]:
+    """What the stored facts of a file are keyed on (see the module docstring)."""
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _unchanged(row: Any, stamp: list[int]) -> FileFacts | None:
+    """The stored facts, if the file's stat still matches and was not racy (else None)."""
+    width = _STAT_FIELDS + 4
+    if not isinstance(row, list) or len(row) != width or row[: _STAT_FIELDS - 1] != stamp:
         return None
+    if row[_STAT_FIELDS - 1] is not False:
+        return None  # recorded too close to the file's change: read it again
     try:
-        return _from_row(row)
+        return _from_row(row[_STAT_FIELDS:])
     except (ValueError, TypeError):
         return None  # a damaged row: the file is scanned again
 
@@ -160,7 +209,14 @@ def _to_row(facts: FileFacts) -> list[Any]:
 
 
 def _from_row(row: list[Any]) -> FileFacts:
-    _, _, digest, classes, defs, suppressions = row
+    """A stored row back as facts; TypeError or ValueError when it is misshapen.
+
+    Only the shape is checked (a warm run reads every row): damage that keeps
+    the JSON valid and the shape right is as undetectable as a forged digest.
+    """
+    digest, classes, defs, suppressions = row
+    if type(digest) is not str:
+        raise TypeError("a damaged facts row")
     return FileFacts(
         digest,
         tuple((name, bases) for name, bases in classes),

@@ -252,6 +252,8 @@ def from_data(data: Any) -> Any:
     if type(data) is not list:
         return data
     if data and type(data[0]) is int:
+        if data[0] < 0:
+            raise IndexError(f"unknown IR tag {data[0]}")  # not Python's index from the end
         cls = _KINDS[data[0]]
         node = object.__new__(cls)
         # Frozen dataclasses refuse setattr; filling __dict__ directly builds

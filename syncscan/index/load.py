@@ -6,15 +6,23 @@ import io
 import tokenize
 from pathlib import Path
 
+from syncscan.filesystem import FileTooLargeError, read_regular_file
 from syncscan.index.build import SummaryError, summarise
 from syncscan.index.cache import SummaryCache
-from syncscan.index.summary import ModuleSummary
+from syncscan.index.ir import Stmt
+from syncscan.index.summary import ModuleSummary, Rebuild, find_function
 from syncscan.project import Project
 
 
-def read_source(path: Path) -> bytes:
+def read_source(path: Path, max_bytes: int | None = None) -> bytes:
+    """The file's bytes; a FIFO, a device or a file over `max_bytes` is a SummaryError."""
     try:
-        return path.read_bytes()
+        return read_regular_file(path, max_bytes)
+    except FileTooLargeError as exc:
+        raise SummaryError(
+            f"skipped: too large to parse: {exc.size:,} bytes "
+            f"(limit {exc.limit:,}: 'tool.syncscan.max_file_size')"
+        ) from exc
     except OSError as exc:
         raise SummaryError(f"cannot read: {exc.strerror or exc}") from exc
 
@@ -24,11 +32,14 @@ def decode(source: bytes) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
         return source.decode(encoding)
-    except (SyntaxError, LookupError) as exc:
-        raise SummaryError(f"cannot decode: {exc}") from exc
     except UnicodeDecodeError as exc:
         name = "UTF-8" if exc.encoding.replace("-", "").lower() == "utf8" else exc.encoding
         raise SummaryError(f"not {name}: {exc.reason} at byte {exc.start}") from exc
+    except (SyntaxError, LookupError, ValueError) as exc:
+        # An unknown or unusable PEP 263 cookie (`undefined`, `punycode`, `rot13`)
+        # raises whatever its codec raises: UnicodeError, LookupError, ValueError.
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise SummaryError(f"cannot decode: {reason}") from exc
 
 
 def summarise_bytes(source: bytes, module: str, path: Path) -> ModuleSummary:
@@ -46,12 +57,12 @@ class FileSummariser:
         self.files_read = 0
 
     def __call__(self, project: Project, module: str, path: Path) -> ModuleSummary:
-        source = read_source(path)
+        source = read_source(path, project.config.max_file_size)
         self.files_read += 1
         key = None
         if self.cache is not None:
             key = self.cache.key(source, module, path.name == "__init__.py")
-            cached = self.cache.get(key, str(path))
+            cached = self.cache.get(key, str(path), self._rebuilder(project, module, path))
             if cached is not None:
                 return cached
         summary = summarise_bytes(source, module, path)
@@ -59,3 +70,19 @@ class FileSummariser:
         if self.cache is not None and key is not None:
             self.cache.put(key, summary)
         return summary
+
+    def _rebuilder(self, project: Project, module: str, path: Path) -> Rebuild:
+        """Rebuilds a function body found damaged in the cache: the module is
+        summarised afresh from its file, which also replaces the entry."""
+
+        def rebuild(qualname: str) -> tuple[Stmt, ...]:
+            source = read_source(path, project.config.max_file_size)
+            summary = summarise_bytes(source, module, path)
+            if self.cache is not None:
+                self.cache.put(self.cache.key(source, module, path.name == "__init__.py"), summary)
+            function = find_function(summary, qualname)
+            if function is None:  # the file changed under the run
+                raise SummaryError(f"{path}: {qualname} is gone; run syncscan again")
+            return function.body
+
+        return rebuild

@@ -15,6 +15,7 @@ import os
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
+from syncscan.filesystem import read_regular_file
 from syncscan.index.build import SummaryError
 from syncscan.index.cache import SummaryCache
 from syncscan.index.load import FileSummariser, read_source, summarise_bytes
@@ -23,12 +24,12 @@ from syncscan.project import Project
 
 
 def _summarise_in_worker(
-    module: str, path: str, cache_dir: str | None
+    module: str, path: str, cache_dir: str | None, max_bytes: int
 ) -> dict | tuple[str, int] | None:
     """Runs in a worker: a summary as data, an error (message, line), or None (redo it
     in place)."""
     try:
-        source = read_source(Path(path))
+        source = read_source(Path(path), max_bytes)
         summary = summarise_bytes(source, module, Path(path))
     except SummaryError as exc:
         return (str(exc), exc.line)
@@ -91,18 +92,18 @@ class PrefetchingSummariser(FileSummariser):
                 continue
             self._seen.add(module)
             path = project.modules[module]
-            if self.cache is not None and self._cached(module, path):
+            if self.cache is not None and self._cached(module, path, project.config.max_file_size):
                 continue
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(max_workers=self.workers)
             cache_dir = str(self.cache.directory) if self.cache is not None else None
             self._pending[module] = self._pool.submit(
-                _summarise_in_worker, module, str(path), cache_dir
+                _summarise_in_worker, module, str(path), cache_dir, project.config.max_file_size
             )
 
-    def _cached(self, module: str, path: Path) -> bool:
+    def _cached(self, module: str, path: Path, max_bytes: int) -> bool:
         try:
-            source = path.read_bytes()
+            source = read_regular_file(path, max_bytes)
         except OSError:
             return False
         assert self.cache is not None

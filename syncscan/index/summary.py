@@ -99,6 +99,19 @@ class ModuleSummary:
     sanctioned_sync_lines: tuple[int, ...] = field(default=())
 
 
+def find_function(summary: ModuleSummary, qualname: str) -> FunctionSummary | None:
+    """The function (method, nested function) of `summary` with this qualname."""
+    pending = [*summary.functions.values()]
+    for cls in summary.classes.values():
+        pending.extend(cls.methods.values())
+    while pending:
+        function = pending.pop()
+        if function.qualname == qualname:
+            return function
+        pending.extend(function.nested)
+    return None
+
+
 def summary_to_data(
     summary: ModuleSummary, to_data: Callable[[Any], Any] = to_data
 ) -> dict[str, Any]:
@@ -145,18 +158,39 @@ def summary_to_data(
     }
 
 
+class DamagedEntryError(ValueError):
+    """A cached function body could not be decoded and nothing could rebuild it."""
+
+
+# What decoding damaged data can raise: a wrong shape, an unknown tag, nesting
+# deeper than a recursive decoder can follow.
+DECODE_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError)
+
+# Given a function's qualname, its body built afresh from the source.
+Rebuild = Callable[[str], tuple[Stmt, ...]]
+
+
 class _CachedFunction(FunctionSummary):
     """A function read from the cache, its body decoded on first use.
 
     A run loads whole modules but walks few of their functions, and decoding
-    bodies was most of a warm run's loading time.
+    bodies was most of a warm run's loading time. Decoding late means a
+    damaged body is found late, outside the cache's guarded read: then the
+    body is rebuilt from the source (which also replaces the cache entry).
     """
 
     @property
     def body(self) -> tuple[Stmt, ...]:  # type: ignore[override]
         values = self.__dict__
         if "_body" not in values:
-            values["_body"] = from_data(values.pop("_raw_body"))
+            raw = values.pop("_raw_body")
+            try:
+                values["_body"] = from_data(raw)
+            except DECODE_ERRORS as exc:
+                rebuild: Rebuild | None = values.get("_rebuild")
+                if rebuild is None:
+                    raise DamagedEntryError(f"damaged cache entry for {self.qualname}") from exc
+                values["_body"] = rebuild(self.qualname)
         return values["_body"]
 
     def __eq__(self, other: object) -> bool:
@@ -168,7 +202,9 @@ class _CachedFunction(FunctionSummary):
     __hash__ = FunctionSummary.__hash__
 
 
-def summary_from_data(data: dict[str, Any]) -> ModuleSummary:
+def summary_from_data(data: dict[str, Any], rebuild: Rebuild | None = None) -> ModuleSummary:
+    """Inverse of `summary_to_data`; `rebuild` recovers a body found damaged later."""
+
     def fn(d: list[Any]) -> FunctionSummary:
         name, qualname, params, decorators, body, returns, pos, is_generator, nested = d
         function = object.__new__(_CachedFunction)
@@ -178,6 +214,7 @@ def summary_from_data(data: dict[str, Any]) -> ModuleSummary:
             params=tuple(Param(n, from_data(a), from_data(v)) for n, a, v in params),
             decorators=from_data(decorators),
             _raw_body=body,
+            _rebuild=rebuild,
             returns=from_data(returns),
             line=pos[0],
             col=pos[1],
@@ -201,11 +238,20 @@ def summary_from_data(data: dict[str, Any]) -> ModuleSummary:
             line=line,
         )
 
+    if not isinstance(data, dict):
+        raise TypeError("a summary is a JSON object")
+    imports = tuple(ImportBinding(n, t, ln) for n, t, ln in data["imports"])
+    if not (
+        type(data["module"]) is str
+        and type(data["path"]) is str
+        and all(type(i.name) is str and type(i.target) is str for i in imports)
+    ):
+        raise TypeError("a damaged summary")  # what resolution reads as text must be text
     return ModuleSummary(
         module=data["module"],
         path=data["path"],
         is_package=data["is_package"],
-        imports=tuple(ImportBinding(n, t, ln) for n, t, ln in data["imports"]),
+        imports=imports,
         functions={k: fn(v) for k, v in data["functions"].items()},
         classes={k: cls(c) for k, c in data["classes"].items()},
         assigns={k: from_data(v) for k, v in data["assigns"].items()},
