@@ -14,6 +14,7 @@ The analysis is imported only when a command needs it, so `--version` and
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from contextlib import nullcontext
 from pathlib import Path
