@@ -66,7 +66,8 @@ def _parser() -> argparse.ArgumentParser:
         )  # fmt: skip
         p.add_argument(
             "-v", "--verbose", action="store_true",
-            help=f"on an internal error, print the traceback (or set {TRACEBACK_ENV}=1)",
+            help="also print the run's figures to stderr (check), and the traceback of an "
+            f"internal error (or set {TRACEBACK_ENV}=1)",
         )  # fmt: skip
 
     check = sub.add_parser("check", help="report findings (for CI and pre-commit)")
@@ -84,9 +85,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "-q", "--quiet", action="store_true", help="only findings and what fails the run"
-    )
-    check.add_argument(
-        "-v", "--verbose", action="store_true", help="also print the run's figures to stderr"
     )
     check.add_argument(
         "--fail-on", choices=("error", "warning", "note"), default="error",
