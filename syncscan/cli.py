@@ -451,7 +451,7 @@ def _internal_error(args: argparse.Namespace, err: Console, error: Exception) ->
             f"syncscan: this is a bug in syncscan; -v or {TRACEBACK_ENV}=1 shows the traceback",
             markup=False,
         )
-    document = failure.render(getattr(args, "format", "console"), message, site, EXIT_ERROR)
+    document = failure.render(getattr(args, "output_format", "full"), message, site, EXIT_ERROR)
     if document is None:
         return
     try:

@@ -1,8 +1,8 @@
 """Index every `.py` file of a list of engine releases and report crashes.
 
-    python bench/sweep.py                       # every release already cached
-    python bench/sweep.py --version 0.33.0 --version 0.29.0 [--package vllm]
-    python bench/sweep.py --check               # also a full `syncscan check` per release
+    python bench/index_sweep.py                       # every release already cached
+    python bench/index_sweep.py --version 0.33.0 --version 0.29.0 [--package vllm]
+    python bench/index_sweep.py --check               # also a full `syncscan check` per release
 
 Each file goes through what a run does with it: read (regular files only,
 under the size limit), decode, summarise, the text scan of the file facts,
