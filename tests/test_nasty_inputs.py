@@ -122,7 +122,10 @@ def test_unusable_coding_cookie_is_a_skipped_file(cookie, jobs, tmp_path, capsys
     )
     code, data, _ = check_json(capsys, "--jobs", jobs, project)
     assert_finding_kept(code, data)
-    assert skipped(data)["engine/cookie.py"].startswith("cannot decode: ")
+    # A step-path file: the skip makes the result incomplete, and says why.
+    message = skipped(data)["engine/cookie.py"]
+    assert message.startswith("the step path needs this file, which was skipped")
+    assert "(cannot decode: " in message
 
 
 # ---------------------------------------------------------------- 3. not regular files
@@ -384,7 +387,8 @@ def test_file_over_the_size_limit_is_skipped_as_too_large(jobs, tmp_path, capsys
     code, data, _ = check_json(capsys, "--jobs", jobs, project)
     assert_finding_kept(code, data)
     message = skipped(data)["engine/big.py"]
-    assert message.startswith("skipped: too large to parse: ") and "max_file_size" in message
+    assert message.startswith("the step path needs this file, which was skipped")
+    assert "too large to parse: " in message and "max_file_size" in message
 
 
 @pytest.mark.parametrize("value", ["0", "-1", '"5MB"', "true"])
