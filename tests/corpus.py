@@ -1,0 +1,261 @@
+"""The measuring corpus: mutation entries and triage verdicts, loaded from TOML.
+
+Both the pytest modules and the bench scripts read the same files through this
+module, so a CI test and a manual `python bench/...` run judge the engine by one
+definition of "reported" and "reviewed".
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+MUTATION_DIR = REPO / "tests" / "mutation"
+TRIAGE_FILE = REPO / "tests" / "triage" / "vllm.toml"
+
+# The last patch of every vLLM minor from 0.10 to the newest the index lists.
+RELEASES = (
+    "0.10.2 0.11.2 0.12.0 0.13.0 0.14.1 0.15.1 0.16.0 0.17.1 0.18.1 0.19.1 0.20.2 0.21.0 "
+    "0.22.1 0.23.0 0.24.0 0.25.1 0.26.0 0.27.1 0.28.0 0.29.0 0.30.0 0.31.0 0.32.0 0.33.0"
+).split()
+
+CODES = ("SYNC001", "SYNC002", "SYNC003")
+FAMILY_CODE = {1: "SYNC001", 2: "SYNC002", 3: "SYNC003"}
+VERDICTS = ("bug", "false-positive", "unclear")
+REVIEWED_SEVERITIES = ("error", "warning")
+
+
+class CorpusError(ValueError):
+    """A corpus file does not say what the harness needs; the message says where."""
+
+
+# ---------------------------------------------------------------------------- findings
+@dataclass(frozen=True, order=True)
+class Record:
+    """One finding as the sweep stores it: the fields a verdict is keyed on."""
+
+    release: str
+    code: str
+    severity: str
+    function: str
+    mode_label: str
+    path: str
+    line: int
+    fingerprint: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """Path- and line-independent identity: survives engine rewrites."""
+        return (self.code, self.function, self.mode_label)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "release": self.release,
+            "code": self.code,
+            "severity": self.severity,
+            "path": self.path,
+            "line": self.line,
+            "function": self.function,
+            "mode_label": self.mode_label,
+            "fingerprint": self.fingerprint,
+        }
+
+
+def record_from(release: str, data: Mapping[str, Any]) -> Record:
+    """A Record from one finding of `syncscan check --format json` (or finding_data)."""
+    return Record(
+        release=release,
+        code=str(data["code"]),
+        severity=str(data["severity"]),
+        function=str(data.get("function") or ""),
+        mode_label=str(data.get("mode_label") or ""),
+        path=str(data["path"]),
+        line=int(data["line"]),
+        fingerprint=str(data["fingerprint"]),
+    )
+
+
+# ---------------------------------------------------------------------------- mutations
+@dataclass(frozen=True)
+class Mutation:
+    """A bug re-introduced into (or a behaviour-preserving edit of) a fixed release."""
+
+    id: str
+    release: str
+    family: int
+    kind: str  # "bug" | "benign"
+    file: str
+    edits: tuple[tuple[str, str], ...]  # (old, new), applied in order
+    code: str | None  # expected rule code for a bug; None for benign
+    functions: tuple[str, ...]  # acceptable qualnames of the finding (bug only)
+    why: str
+    source: str  # the TOML file it came from, for messages
+
+
+def _text(entry: Mapping[str, Any], name: str, where: str) -> str:
+    value = entry.get(name)
+    if not isinstance(value, str) or not value:
+        raise CorpusError(f"{where}: '{name}' must be a non-empty string")
+    return value
+
+
+def _mutation(entry: Mapping[str, Any], source: str) -> Mutation:
+    where = f"{source}: mutation {entry.get('id', '?')!r}"
+    ident = _text(entry, "id", where)
+    kind = _text(entry, "kind", where)
+    if kind not in ("bug", "benign"):
+        raise CorpusError(f"{where}: kind must be 'bug' or 'benign', not {kind!r}")
+    family = entry.get("family")
+    if family not in FAMILY_CODE:
+        raise CorpusError(f"{where}: family must be 1, 2 or 3")
+    edits = [(_text(entry, "old", where), str(entry.get("new", "")))]
+    for pair in entry.get("also", []):
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(s, str) for s in pair)):
+            raise CorpusError(f"{where}: 'also' holds [old, new] pairs of strings")
+        edits.append((pair[0], pair[1]))
+    if any(old == new for old, new in edits):
+        raise CorpusError(f"{where}: an edit whose new text equals its old text changes nothing")
+    code = entry.get("expected")
+    functions = entry.get("function", [])
+    functions = (functions,) if isinstance(functions, str) else tuple(functions)
+    if kind == "bug":
+        if code not in CODES:
+            raise CorpusError(f"{where}: a bug needs 'expected' = one of {CODES}")
+        if not functions:
+            raise CorpusError(f"{where}: a bug needs the 'function' the finding must name")
+    elif code is not None or functions:
+        raise CorpusError(f"{where}: a benign edit expects no finding (no 'expected'/'function')")
+    return Mutation(
+        id=ident,
+        release=_text(entry, "release", where),
+        family=int(family),
+        kind=kind,
+        file=_text(entry, "file", where),
+        edits=tuple(edits),
+        code=code,
+        functions=functions,
+        why=_text(entry, "why", where),
+        source=source,
+    )
+
+
+def load_mutations(directory: Path = MUTATION_DIR) -> list[Mutation]:
+    """Every `[[mutation]]` of every TOML file in `directory`, ids unique."""
+    found: list[Mutation] = []
+    for path in sorted(directory.glob("*.toml")):
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+        found.extend(_mutation(entry, path.name) for entry in data.get("mutation", []))
+    seen: set[str] = set()
+    for mutation in found:
+        if mutation.id in seen:
+            raise CorpusError(f"{mutation.source}: duplicate mutation id {mutation.id!r}")
+        seen.add(mutation.id)
+    return found
+
+
+def edit_text(mutation: Mutation, text: str) -> str:
+    """The file's text with the mutation applied; each `old` must occur exactly once."""
+    for n, (old, new) in enumerate(mutation.edits):
+        count = text.count(old)
+        if count != 1:
+            raise CorpusError(
+                f"{mutation.id}: edit {n} of {mutation.file} in vLLM {mutation.release}: "
+                f"old text occurs {count} times, expected exactly once:\n{old}"
+            )
+        text = text.replace(old, new)
+    return text
+
+
+def apply_mutation(mutation: Mutation, tree: Path) -> str:
+    """Edit `tree` (a writable copy of the release) in place; return the original text."""
+    target = tree / mutation.file
+    original = target.read_text(encoding="utf-8")
+    target.write_text(edit_text(mutation, original), encoding="utf-8")
+    return original
+
+
+# ---------------------------------------------------------------------------- triage
+@dataclass(frozen=True)
+class Verdict:
+    """A reviewed finding: where it was seen, what it is, and the evidence."""
+
+    releases: tuple[str, ...]
+    code: str
+    function: str
+    mode: str
+    fingerprints: tuple[str, ...]
+    verdict: str
+    why: str
+    fixed_in: str | None
+
+    def matches(self, record: Record) -> bool:
+        """Same release and either the same fingerprint or code + function + mode."""
+        if record.release not in self.releases:
+            return False
+        return record.fingerprint in self.fingerprints or record.key == (
+            self.code,
+            self.function,
+            self.mode,
+        )
+
+
+def _verdict(entry: Mapping[str, Any], n: int) -> Verdict:
+    where = f"{TRIAGE_FILE.name}: entry {n} ({entry.get('function', '?')})"
+    releases = entry.get("releases", [entry["release"]] if "release" in entry else [])
+    if not releases or not all(r in RELEASES for r in releases):
+        raise CorpusError(f"{where}: 'release'/'releases' must name swept releases")
+    verdict = _text(entry, "verdict", where)
+    if verdict not in VERDICTS:
+        raise CorpusError(f"{where}: verdict must be one of {VERDICTS}")
+    code = _text(entry, "code", where)
+    fingerprints = entry.get("fingerprint", [])
+    fingerprints = (fingerprints,) if isinstance(fingerprints, str) else tuple(fingerprints)
+    fixed_in = entry.get("fixed_in")
+    if fixed_in is not None and fixed_in not in RELEASES:
+        raise CorpusError(f"{where}: fixed_in {fixed_in!r} is not a swept release")
+    return Verdict(
+        releases=tuple(releases),
+        code=code,
+        function=_text(entry, "function", where),
+        mode=str(entry.get("mode", "")),
+        fingerprints=fingerprints,
+        verdict=verdict,
+        why=_text(entry, "why", where),
+        fixed_in=fixed_in,
+    )
+
+
+def load_triage(path: Path = TRIAGE_FILE) -> list[Verdict]:
+    with path.open("rb") as handle:
+        data = tomllib.load(handle)
+    return [_verdict(entry, n) for n, entry in enumerate(data.get("finding", []))]
+
+
+def verdict_for(record: Record, verdicts: Iterable[Verdict]) -> Verdict | None:
+    return next((v for v in verdicts if v.matches(record)), None)
+
+
+def toml_entry(record: Record) -> str:
+    """A `[[finding]]` block ready to paste into the triage file (verdict to fill in)."""
+    return "\n".join(
+        [
+            "[[finding]]",
+            f'releases = ["{record.release}"]',
+            f'code = "{record.code}"',
+            f'function = "{record.function}"',
+            f"mode = {_toml_string(record.mode_label)}",
+            f'fingerprint = ["{record.fingerprint}"]',
+            'verdict = "unclear"  # bug | false-positive | unclear',
+            f'why = "TODO: read {record.path}:{record.line} ({record.severity})"',
+            "",
+        ]
+    )
+
+
+def _toml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
