@@ -19,9 +19,10 @@ TRIAGE_FILE = REPO / "tests" / "triage" / "vllm.toml"
 
 # The last patch of every vLLM minor from 0.10 to the newest the index lists.
 RELEASES = (
-    "0.10.2 0.11.2 0.12.0 0.13.0 0.14.1 0.15.1 0.16.0 0.17.1 0.18.1 0.19.1 0.20.2 0.21.0 "
-    "0.22.1 0.23.0 0.24.0 0.25.1 0.26.0 0.27.1 0.28.0 0.29.0 0.30.0 0.31.0 0.32.0 0.33.0"
-).split()
+    *("0.10.2", "0.11.2", "0.12.0", "0.13.0", "0.14.1", "0.15.1", "0.16.0", "0.17.1"),
+    *("0.18.1", "0.19.1", "0.20.2", "0.21.0", "0.22.1", "0.23.0", "0.24.0", "0.25.1"),
+    *("0.26.0", "0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
+)
 
 CODES = ("SYNC001", "SYNC002", "SYNC003")
 FAMILY_CODE = {1: "SYNC001", 2: "SYNC002", 3: "SYNC003"}
@@ -31,6 +32,14 @@ REVIEWED_SEVERITIES = ("error", "warning")
 
 class CorpusError(ValueError):
     """A corpus file does not say what the harness needs; the message says where."""
+
+
+def version(text: str) -> tuple[int, ...]:
+    """`0.25.1` -> (0, 25, 1), for ordering releases."""
+    try:
+        return tuple(int(part) for part in text.split("."))
+    except ValueError as error:
+        raise CorpusError(f"{text!r} is not a release number like 0.25.1") from error
 
 
 # ---------------------------------------------------------------------------- findings
@@ -114,7 +123,9 @@ def _mutation(entry: Mapping[str, Any], source: str) -> Mutation:
         raise CorpusError(f"{where}: family must be 1, 2 or 3")
     edits = [(_text(entry, "old", where), str(entry.get("new", "")))]
     for pair in entry.get("also", []):
-        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(s, str) for s in pair)):
+        if not (
+            isinstance(pair, list) and len(pair) == 2 and all(isinstance(t, str) for t in pair)
+        ):
             raise CorpusError(f"{where}: 'also' holds [old, new] pairs of strings")
         edits.append((pair[0], pair[1]))
     if any(old == new for old, new in edits):
@@ -216,8 +227,10 @@ def _verdict(entry: Mapping[str, Any], n: int) -> Verdict:
     fingerprints = entry.get("fingerprint", [])
     fingerprints = (fingerprints,) if isinstance(fingerprints, str) else tuple(fingerprints)
     fixed_in = entry.get("fixed_in")
-    if fixed_in is not None and fixed_in not in RELEASES:
-        raise CorpusError(f"{where}: fixed_in {fixed_in!r} is not a swept release")
+    if fixed_in is not None and (
+        not isinstance(fixed_in, str) or any(version(fixed_in) <= version(r) for r in releases)
+    ):
+        raise CorpusError(f"{where}: fixed_in {fixed_in!r} must be a release after all of its own")
     return Verdict(
         releases=tuple(releases),
         code=code,
@@ -259,3 +272,51 @@ def toml_entry(record: Record) -> str:
 
 def _toml_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# ---------------------------------------------------------------------------- review
+@dataclass(frozen=True)
+class Review:
+    """How a set of findings stands against the triage corpus."""
+
+    records: tuple[Record, ...]  # the reviewed severities only
+    verdicts: dict[Record, Verdict]  # each reviewed record with its entry
+    unreviewed: tuple[Record, ...]
+    lost: tuple[tuple[str, Verdict], ...]  # (release, bug entry) no finding matches
+
+    def count(self, verdict: str, severity: str | None = None) -> int:
+        return sum(
+            v.verdict == verdict and (severity is None or r.severity == severity)
+            for r, v in self.verdicts.items()
+        )
+
+    @property
+    def error_bug_share(self) -> float | None:
+        """Share of error findings whose verdict is `bug` (None: no error findings)."""
+        errors = [r for r in self.records if r.severity == "error"]
+        if not errors:
+            return None
+        bugs = sum(r in self.verdicts and self.verdicts[r].verdict == "bug" for r in errors)
+        return bugs / len(errors)
+
+
+def review(records: Iterable[Record], verdicts: list[Verdict], releases: Iterable[str]) -> Review:
+    """Match the findings of `releases` with the corpus: who is reviewed, which bug is lost."""
+    swept = set(releases)
+    reviewed = tuple(
+        sorted(r for r in records if r.severity in REVIEWED_SEVERITIES and r.release in swept)
+    )
+    matched = {r: v for r in reviewed if (v := verdict_for(r, verdicts)) is not None}
+    lost = tuple(
+        (release, v)
+        for v in verdicts
+        if v.verdict == "bug"
+        for release in v.releases
+        if release in swept and not any(v.matches(r) for r in reviewed if r.release == release)
+    )
+    return Review(
+        records=reviewed,
+        verdicts=matched,
+        unreviewed=tuple(r for r in reviewed if r not in matched),
+        lost=tuple(sorted(lost, key=lambda pair: (pair[0], pair[1].function))),
+    )
