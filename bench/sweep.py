@@ -84,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     share = result.error_bug_share
     print(f"  bug share of error findings: {'n/a' if share is None else f'{share:.0%}'}")
     for release, entry in result.lost:
-        print(f"LOST bug in {release}: {entry.code} {entry.function} [{entry.mode}]")
+        status = "LOST bug" if entry.reported else "MISSED bug known from review"
+        print(f"{status} in {release}: {entry.code} {entry.function} [{entry.mode}]")
     if result.unreviewed:
         print(f"\n{len(result.unreviewed)} unreviewed finding(s); add to tests/triage/vllm.toml:\n")
         print("\n".join(toml_entry(r) for r in result.unreviewed))

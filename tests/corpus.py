@@ -203,16 +203,19 @@ class Verdict:
     verdict: str
     why: str
     fixed_in: str | None
+    reported: bool  # False: a bug found by reading the code that syncscan should report
 
     def matches(self, record: Record) -> bool:
-        """Same release and either the same fingerprint or code + function + mode."""
+        """Same release and either the same fingerprint or code + function + mode.
+
+        Mode "*" matches any mode label (for bugs found by review, whose label the
+        engine has yet to choose)."""
         if record.release not in self.releases:
             return False
-        return record.fingerprint in self.fingerprints or record.key == (
-            self.code,
-            self.function,
-            self.mode,
-        )
+        if record.fingerprint in self.fingerprints:
+            return True
+        mode_ok = self.mode == "*" or record.mode_label == self.mode
+        return mode_ok and (record.code, record.function) == (self.code, self.function)
 
 
 def _verdict(entry: Mapping[str, Any], n: int) -> Verdict:
@@ -224,6 +227,8 @@ def _verdict(entry: Mapping[str, Any], n: int) -> Verdict:
     if verdict not in VERDICTS:
         raise CorpusError(f"{where}: verdict must be one of {VERDICTS}")
     code = _text(entry, "code", where)
+    if entry.get("reported") is False and verdict != "bug":
+        raise CorpusError(f"{where}: only a bug can be listed as expected but not reported")
     fingerprints = entry.get("fingerprint", [])
     fingerprints = (fingerprints,) if isinstance(fingerprints, str) else tuple(fingerprints)
     fixed_in = entry.get("fixed_in")
@@ -240,6 +245,7 @@ def _verdict(entry: Mapping[str, Any], n: int) -> Verdict:
         verdict=verdict,
         why=_text(entry, "why", where),
         fixed_in=fixed_in,
+        reported=bool(entry.get("reported", True)),
     )
 
 
