@@ -24,8 +24,8 @@ from measure import Outcome, run_mutations, totals  # noqa: E402
 
 
 def short(qualname: str) -> str:
-    """`Class.method` of a qualname: enough to read a row, the TOML has the rest."""
-    return ".".join(qualname.rsplit(".", 2)[-2:])
+    """`module.Class.method` of a qualname: tells V1 from V2 runners; the TOML has the rest."""
+    return ".".join(qualname.rsplit(".", 3)[-3:])
 
 
 def table(outcomes: list[Outcome]) -> str:
