@@ -26,7 +26,12 @@ class CheckFailed(RuntimeError):
 
 
 def check_tree(release: str, tree: Path, cache_dir: Path) -> list[Record]:
-    """Findings of `syncscan check` on `tree`, sorted; a private cache per tree."""
+    """Findings of `syncscan check` on `tree`, sorted; a private cache per tree.
+
+    The child runs inside the cache directory, so `-m syncscan` imports the syncscan
+    installed in this Python, never a `syncscan/` that happens to be in the cwd.
+    """
+    cache_dir.mkdir(parents=True, exist_ok=True)
     command = [
         sys.executable,
         "-m",
@@ -41,7 +46,7 @@ def check_tree(release: str, tree: Path, cache_dir: Path) -> list[Record]:
         str(cache_dir),
         str(tree),
     ]
-    proc = subprocess.run(command, capture_output=True, text=True, check=False)
+    proc = subprocess.run(command, capture_output=True, text=True, check=False, cwd=cache_dir)
     if proc.returncode != 0:
         raise CheckFailed(f"{' '.join(command)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
     try:
