@@ -71,14 +71,21 @@ class Outcome:
     """What one mutation did to the findings, against its release's baseline."""
 
     mutation: Mutation
-    new: tuple[Record, ...]  # findings the edit added
-    lost: tuple[Record, ...]  # baseline findings the edit removed
+    new: tuple[Record, ...]  # findings whose fingerprint or identity the baseline lacks
+    lost: tuple[Record, ...]  # baseline findings whose fingerprint or identity went away
+    identities_changed: bool  # the set of code + severity + function + mode differs
 
     @property
     def verdict(self) -> str:
-        """bug: reported / elsewhere / missed; benign: silent / changed."""
+        """bug: reported / elsewhere / missed; benign: silent / changed.
+
+        A bug counts as reported when a finding new by fingerprint has the expected
+        code and function (the baseline may already hold a finding of the same code,
+        function and mode about another buffer). A benign edit is silent while the
+        findings' identities are unchanged: a fingerprint that moves with a renamed
+        helper is the same finding."""
         if self.mutation.kind == "benign":
-            return "silent" if not (self.new or self.lost) else "changed"
+            return "changed" if self.identities_changed else "silent"
         if any(self.hits(record) for record in self.new):
             return "reported"
         return "elsewhere" if self.new else "missed"
@@ -105,14 +112,22 @@ def _describe(record: Record) -> str:
     return f"{record.code}/{record.severity} {record.function}{mode}"
 
 
+def _absent(records: list[Record], others: list[Record]) -> tuple[Record, ...]:
+    """`records` whose fingerprint or identity none of `others` has."""
+    prints = {r.fingerprint for r in others}
+    identities = {_identity(r) for r in others}
+    return tuple(
+        r for r in records if r.fingerprint not in prints or _identity(r) not in identities
+    )
+
+
 def compare(mutation: Mutation, baseline: list[Record], mutated: list[Record]) -> Outcome:
-    """New and lost findings, by code + severity + function + mode (not line)."""
-    before = {_identity(r) for r in baseline}
-    after = {_identity(r) for r in mutated}
+    """New and lost findings of the mutated tree against the baseline (never by line)."""
     return Outcome(
         mutation=mutation,
-        new=tuple(r for r in mutated if _identity(r) not in before),
-        lost=tuple(r for r in baseline if _identity(r) not in after),
+        new=_absent(mutated, baseline),
+        lost=_absent(baseline, mutated),
+        identities_changed={_identity(r) for r in baseline} != {_identity(r) for r in mutated},
     )
 
 
