@@ -9,7 +9,7 @@ from __future__ import annotations
 import tomllib
 
 import pytest
-from corpus import Mutation, Record, Verdict, review, toml_entry
+from corpus import CorpusError, Mutation, Record, Verdict, edit_text, review, toml_entry
 from measure import compare, totals
 
 RUNNER = "vllm.v1.worker.gpu_model_runner.GPUModelRunner.execute_model"
@@ -118,3 +118,9 @@ def test_review_reports_a_bug_entry_no_finding_matches() -> None:
     assert review([], [entry], ["0.29.0"]).lost == (("0.29.0", entry),)
     assert review([record("z", mode="any")], [entry], ["0.29.0"]).lost == ()
     assert review([], [entry], ["0.28.0"]).lost == ()  # not swept: nothing to say
+
+
+@pytest.mark.parametrize("text", ["no anchor here", "a and a again"])
+def test_an_edit_whose_old_text_is_not_unique_fails_loudly(text: str) -> None:
+    with pytest.raises(CorpusError, match="expected exactly once"):
+        edit_text(mutation("bug"), text)
