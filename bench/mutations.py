@@ -6,9 +6,11 @@ Each entry re-introduces a bug of families 1-3 into a fixed vLLM release (or mak
 a behaviour-preserving edit); this applies it to a scratch copy of the release,
 runs `syncscan check --format json`, and compares with the unmodified release.
 It prints one row per entry and the totals the issue targets: the share of bugs
-reported with the right code at the right function, and how many benign edits
-changed the findings. It is a measurement; the targets are asserted by
-`pytest -m mutation`. Exit status 0 unless syncscan itself failed.
+reported with the right code at the right function (a finding new by fingerprint,
+located at an expected function or found from it as the step root), and how many
+benign edits changed the findings (code, severity, function or mode). It is a
+measurement; the targets are asserted by `pytest -m mutation`. Exit status 0
+unless syncscan itself failed.
 """
 
 from __future__ import annotations

@@ -55,6 +55,7 @@ class Record:
     path: str
     line: int
     fingerprint: str
+    step_root: str = ""  # the root the finding was found from (SYNC002: the transition)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -71,6 +72,7 @@ class Record:
             "function": self.function,
             "mode_label": self.mode_label,
             "fingerprint": self.fingerprint,
+            "step_root": self.step_root,
         }
 
 
@@ -85,6 +87,7 @@ def record_from(release: str, data: Mapping[str, Any]) -> Record:
         path=str(data["path"]),
         line=int(data["line"]),
         fingerprint=str(data["fingerprint"]),
+        step_root=str(data.get("step_root") or ""),
     )
 
 

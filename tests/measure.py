@@ -91,9 +91,14 @@ class Outcome:
         return "elsewhere" if self.new else "missed"
 
     def hits(self, record: Record) -> bool:
+        """The expected code, at an expected function or found from it as the root.
+
+        A SYNC003 finding sits at the write, which may be three calls below the step
+        whose guard the mutation broke; the root names that step."""
+        located = {record.function, record.step_root} & set(self.mutation.functions)
         return (
             record.code == self.mutation.code
-            and record.function in self.mutation.functions
+            and bool(located)
             and record.severity in REVIEWED_SEVERITIES
         )
 

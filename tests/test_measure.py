@@ -31,10 +31,18 @@ def mutation(kind: str) -> Mutation:
     )
 
 
-def record(fingerprint: str, function: str = RUNNER, mode: str = "", **kw: str) -> Record:
+def record(
+    fingerprint: str, function: str = RUNNER, mode: str = "", step_root: str = "", **kw: str
+) -> Record:
     fields = {"release": "0.29.0", "code": "SYNC003", "severity": "error"} | kw
     return Record(
-        function=function, mode_label=mode, path="x.py", line=1, fingerprint=fingerprint, **fields
+        function=function,
+        mode_label=mode,
+        path="x.py",
+        line=1,
+        fingerprint=fingerprint,
+        step_root=step_root,
+        **fields,
     )
 
 
@@ -49,6 +57,8 @@ BASE = [record("1")]
         ([record("1"), record("3", function="other")], "elsewhere"),
         ([record("1"), record("4", code="SYNC001")], "elsewhere"),
         ([record("1"), record("5", severity="note")], "elsewhere"),
+        ([record("1"), record("6", function="a.write", step_root=RUNNER)], "reported"),
+        ([record("1"), record("7", function="a.write", step_root="b.step")], "elsewhere"),
     ],
 )
 def test_a_bug_counts_only_a_new_finding_of_its_code_at_its_function(
