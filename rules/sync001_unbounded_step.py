@@ -176,10 +176,14 @@ class UnboundedStep(Rule):
         for path in result.paths:
             if path.verdict != UNBOUNDED:
                 continue
+            # One finding per labelled mode; where no pack label applies, one per
+            # unwaited return (its mode is what the paths reaching it share), not
+            # one per combination of unlabelled predicates.
             labelled = tuple(
                 (k, v) for k, v in path.state.assumptions if analysis.packs.label_for(k, v)
             )
-            groups.setdefault(labelled or path.state.assumptions, []).append(path)
+            final = path.returns[-1]
+            groups.setdefault(labelled or (final.path, final.line), []).append(path)
         findings = []
         for group in groups.values():
             group.sort(key=_path_order)
