@@ -13,7 +13,7 @@ import inspect
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from syncscan.flow.modes import ASSIGNED_SUFFIX
+from syncscan.flow.modes import is_per_step
 from syncscan.flow.state import WitnessStep
 
 if TYPE_CHECKING:
@@ -63,10 +63,8 @@ def shared_mode(paths: list[StepPath], packs: PackSet) -> tuple[tuple[str, bool]
     shared = set(paths[0].state.assumptions)
     for other in paths[1:]:
         shared &= set(other.state.assumptions)
-    per_step = packs.vocabulary.names("idle_conditions")
-    return tuple(
-        sorted((k, v) for k, v in shared if k not in per_step and not k.endswith(ASSIGNED_SUFFIX))
-    )
+    idle = packs.vocabulary.names("idle_conditions")
+    return tuple(sorted((k, v) for k, v in shared if not is_per_step(k, idle)))
 
 
 def predicates_text(mode: tuple[tuple[str, bool], ...]) -> str:

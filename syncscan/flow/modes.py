@@ -286,6 +286,12 @@ def _assigns(stmts: tuple[ir.Stmt, ...], attr: str) -> bool:
 ASSIGNED_SUFFIX = " is set"
 
 
+def is_per_step(predicate: str, idle_conditions: frozenset[str]) -> bool:
+    """Data a step decides for itself (an idle step, an attribute the step set),
+    as opposed to an instance mode that every step of the loop shares."""
+    return predicate in idle_conditions or predicate.endswith(ASSIGNED_SUFFIX)
+
+
 def assigned_key(path: str) -> str:
     """The assumption a path records when it assigns `path` itself: it holds a value."""
     return f"{path}{ASSIGNED_SUFFIX}"

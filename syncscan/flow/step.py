@@ -1,23 +1,27 @@
-"""The step protocol: roots, phases, deferred waits, and each path's verdict.
+"""The step protocol: roots, phases, and each path's verdict on the unrolled loop.
 
-A step is bounded when, on its path, a host wait is ordered after the step's
-device reads of the pinned buffers it wrote: inline; deferred through the
-returned object's resolution method (which the engine calls before admitting
-more steps); or at the start of the next step, before its first write, on an
-event recorded after this step's last write (the semaphore form).
+A path of step N leaves device accesses of pinned memory pending unless a host
+wait covers them: inline; deferred through the returned object's resolution
+method (the engine calls it before admitting more steps: that covers a pool's
+slots, which come back only after `depth` steps); or in the next step, whose
+host accesses are each ordered after a wait on an event recorded after the
+access (the semaphore form). The next step is any path of any root on the same
+object in the same instance mode; a host access it makes to what is still
+pending, with no such wait before it, is a race.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from syncscan.flow.modes import ASSIGNED_SUFFIX
+from syncscan.flow.modes import is_per_step
 from syncscan.flow.state import (
     PathState,
     Race,
     WitnessStep,
     carried,
     covered_by,
+    is_root_parameter,
     racing_access,
     same_memory,
 )
@@ -108,8 +112,8 @@ class StepAnalyzer:
             if isinstance(finals, str):
                 results.append(RootAnalysis(root, [], incomplete=finals))
                 continue
-            self._finals = by_class[root.self_class]
-            paths = [self._verdict(root, state, returns) for state, returns in finals]
+            next_steps = by_class[root.self_class]
+            paths = [self._verdict(state, returns, next_steps) for state, returns in finals]
             results.append(RootAnalysis(root, paths))
         return results
 
@@ -162,7 +166,7 @@ class StepAnalyzer:
 
     # ------------------------------------------------------------------ verdicts
     def _verdict(
-        self, root: StepRoot, state: PathState, returns: tuple[ReturnInfo, ...]
+        self, state: PathState, returns: tuple[ReturnInfo, ...], next_steps: list[Final]
     ) -> StepPath:
         idle = self.packs.vocabulary.names("idle_conditions")
         if any(value and key in idle for key, value in state.assumptions):
@@ -197,7 +201,7 @@ class StepAnalyzer:
             reason = self.packs.bounded_reason(predicate, value)
             if reason is not None:
                 return StepPath(state, returns, "bounded by peer", reason)
-        race = self._next_step_race(state.but(pending=pending))
+        race = self._next_step_race(state.but(pending=pending), next_steps)
         if race is None and deferred is not None:
             return StepPath(state, returns, "deferred", deferred)
         if race is None and state.guarded:
@@ -228,15 +232,15 @@ class StepAnalyzer:
                 return f"returns {t.rsplit('.', 1)[-1]}, whose {method}() waits on the host"
         return None
 
-    def _next_step_race(self, end: PathState) -> Race | None:
-        """Unroll the loop once, compositionally: the next step is any path of the
-        same root in the same mode, and each path of the walk from the empty
+    def _next_step_race(self, end: PathState, next_steps: list[Final]) -> Race | None:
+        """Unroll the loop once, compositionally: the next step is any of
+        `next_steps` in the same mode, and each path of the walk from the empty
         state already says which buffers it writes and after which waits
         (`exposed`). A write to what this path left pending, with no wait that
         covers it before, races it. A slot of a pool comes back only after
         `depth` steps, so it races only when the next path leaves the pool
         unwaited too (the path can repeat)."""
-        for state, returns in self._finals:
+        for state, returns in next_steps:
             if not self._same_mode(end, state):
                 continue
             for buffer, write, keys in state.exposed:
@@ -253,12 +257,12 @@ class StepAnalyzer:
     def _same_mode(self, a: PathState, b: PathState) -> bool:
         """Two paths the loop can take one after the other: their instance modes agree
         (per-step data, like an idle step or an attribute set this step, may not)."""
-        per_step = self.packs.vocabulary.names("idle_conditions")
+        idle = self.packs.vocabulary.names("idle_conditions")
         other = dict(b.assumptions)
         return all(
             other.get(k, v) == v
             for k, v in a.assumptions
-            if k not in per_step and not k.endswith(ASSIGNED_SUFFIX) and not _is_parameter(k)
+            if not is_per_step(k, idle) and not is_root_parameter(k)
         )
 
     def _leaves_slot_unwaited(
@@ -292,11 +296,6 @@ class StepAnalyzer:
                     break
         self._resolution_cache[class_qualname] = found
         return found
-
-
-def _is_parameter(predicate: str) -> bool:
-    """A root parameter (`dummy_run`): chosen per call, so the next call may differ."""
-    return "." not in predicate and " " not in predicate
 
 
 def _is_slot(buffer: str) -> bool:
