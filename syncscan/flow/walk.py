@@ -368,20 +368,10 @@ class Walker:
         verb: str,
     ) -> list[PathState]:
         """A host write of `buffer` at (line, column), when it is shared pinned memory."""
-        fact = self.buffers.provenance(buffer, frame)
-        if fact is None or not fact.shared_pinned or fact.uva:
-            return states  # a write through a UVA view is device work, on the stream
-        allocated = f"{self.program.project.relpath(fact.path)}:{fact.line}" if fact.path else "?"
-        written = f"{verb} pinned buffer {fact.origin}"
-        note = f"{written} (allocated at {allocated})"
-        if fact.pool:
-            note += f"; slot of round-robin pool {fact.pool}"
-        line, column = where
-        step = WitnessStep(
-            frame.relpath, line, frame.function.qualname, note, written, fact.pool, column
-        )
-        trace = (step,)
-        identity = self.buffers.identity(buffer, fact, frame)
+        access = self._host_access(buffer, frame, where, f"{verb} pinned buffer")
+        if access is None:
+            return states
+        trace, identity = access
         return [s.on_write(trace, identity) for s in states]
 
     def host_read(
@@ -389,21 +379,31 @@ class Walker:
     ) -> list[PathState]:
         """`pinned.tolist()`: the host reads pinned memory a pending D2H copy may
         still write."""
+        access = self._host_access(buffer, frame, (call.line, call.col), "reads pinned buffer")
+        if access is None:
+            return states
+        trace, identity = access
+        return [s.on_host_read(trace, identity) for s in states]
+
+    def _host_access(
+        self, buffer: ir.Expr, frame: Frame, where: tuple[int, int], what: str
+    ) -> tuple[Trace, str] | None:
+        """The witness step and buffer identity of a host access of shared pinned
+        memory (None for other memory: a write through a UVA view is device work,
+        on the stream)."""
         fact = self.buffers.provenance(buffer, frame)
         if fact is None or not fact.shared_pinned or fact.uva:
-            return states
-        read = f"reads pinned buffer {fact.origin}"
+            return None
+        allocated = f"{self.program.project.relpath(fact.path)}:{fact.line}" if fact.path else "?"
+        text = f"{what} {fact.origin}"
+        note = f"{text} (allocated at {allocated})"
+        if fact.pool:
+            note += f"; slot of round-robin pool {fact.pool}"
+        line, column = where
         step = WitnessStep(
-            frame.relpath,
-            call.line,
-            frame.function.qualname,
-            f"{read} (.{call.func.attr if isinstance(call.func, ir.Attr) else 'read'}())",
-            read,
-            fact.pool,
-            call.col,
+            frame.relpath, line, frame.function.qualname, note, text, fact.pool, column
         )
-        identity = self.buffers.identity(buffer, fact, frame)
-        return [s.on_host_read((step,), identity) for s in states]
+        return (step,), self.buffers.identity(buffer, fact, frame)
 
     def effects(
         self, site: CallSite, frame: Frame, states: list[PathState], depth: int
