@@ -147,18 +147,19 @@ class Runner:
 
 def test_a_guard_created_under_a_condition_orders_only_that_mode(tmp_path: Path) -> None:
     """`self.ev = None; if P: self.ev = Event()`: the semaphore holds where P does;
-    where the guard is None the mode has no wait at all (SYNC001, in that mode)."""
+    where the guard is None the write escapes the protocol the buffer has in the
+    other mode (SYNC003, in that mode)."""
     write_project(tmp_path, {"eng.py": KERNEL + GUARDED}, PACK)
     result = analyse(tmp_path)
     (finding,) = result.findings
-    assert finding.code == "SYNC001"
+    assert finding.code == "SYNC003"
     assert finding.mode == (("self.overlap", False),)
     verdicts = {
         (p.verdict, dict(p.state.assumptions).get("self.overlap"))
         for r in result.analysis.step_results
         for p in r.paths
     }
-    assert ("semaphore", True) in verdicts and ("unbounded", False) in verdicts
+    assert ("semaphore", True) in verdicts and ("write outside guard", False) in verdicts
 
 
 def test_a_pack_idle_condition_is_a_step_with_no_device_reader(tmp_path: Path) -> None:

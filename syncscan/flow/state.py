@@ -60,7 +60,7 @@ class PathState:
     races: tuple[Race, ...] = ()
     launched: Trace | None = None  # the last launch no host wait has followed
     wait: Trace | None = None  # the last host wait
-    guarded: bool = False  # met an event protocol (a record, or a wait on an event)
+    guarded: bool = False  # the host waited on this path (an event, a stream, the device)
     reloaded: frozenset[str] = frozenset()  # written, then read again by the device
 
     @property
@@ -188,7 +188,12 @@ class PathState:
         """A host wait: on the whole stream/device (DEVICE_BARRIER) or on one event."""
         if key == DEVICE_BARRIER:
             return self.but(
-                pending=(), launched=None, wait=trace, waited=self.waited | {key}, events=()
+                pending=(),
+                launched=None,
+                wait=trace,
+                waited=self.waited | {key},
+                events=(),
+                guarded=True,
             )
         covered = self.event_snapshot(key)
         pending = self.pending
@@ -203,7 +208,7 @@ class PathState:
     def on_record(self, event: str) -> PathState:
         snapshot = self.pending_ids()
         events = tuple(sorted((*(e for e in self.events if e[0] != event), (event, snapshot))))
-        return self.but(events=events, guarded=True)
+        return self.but(events=events)
 
 
 def merge(states: list[PathState]) -> list[PathState]:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from syncscan.flow.modes import is_per_step
 from syncscan.flow.state import (
+    DEVICE_BARRIER,
+    HOST_READ,
     PathState,
     Race,
     WitnessStep,
@@ -113,7 +115,10 @@ class StepAnalyzer:
                 results.append(RootAnalysis(root, [], incomplete=finals))
                 continue
             next_steps = by_class[root.self_class]
-            paths = [self._verdict(state, returns, next_steps) for state, returns in finals]
+            guarded = _guarded_buffers(next_steps)
+            paths = [
+                self._verdict(state, returns, next_steps, guarded) for state, returns in finals
+            ]
             results.append(RootAnalysis(root, paths))
         return results
 
@@ -166,8 +171,16 @@ class StepAnalyzer:
 
     # ------------------------------------------------------------------ verdicts
     def _verdict(
-        self, state: PathState, returns: tuple[ReturnInfo, ...], next_steps: list[Final]
+        self,
+        state: PathState,
+        returns: tuple[ReturnInfo, ...],
+        next_steps: list[Final],
+        guarded: frozenset[str],
     ) -> StepPath:
+        """The path's verdict. A race is SYNC003's (outside the guard) when the
+        path waits somewhere, or the buffer is written after an event wait on
+        some path of the loop (another mode or entry point guards it); SYNC001's
+        (unbounded) when the path never waits and nothing guards the buffer."""
         idle = self.packs.vocabulary.names("idle_conditions")
         if any(value and key in idle for key, value in state.assumptions):
             return StepPath(
@@ -207,14 +220,14 @@ class StepAnalyzer:
         if race is None and state.guarded:
             return StepPath(
                 state, returns, "semaphore",
-                "the next step waits on the guard's event before it rewrites these buffers",
+                "the next step waits before it rewrites what the device may still access",
             )  # fmt: skip
         if race is None:
             return StepPath(
                 state, returns, "not rewritten",
                 "no later step of this mode writes what the device may still access",
             )  # fmt: skip
-        if state.guarded:
+        if state.guarded or race[0].removesuffix(HOST_READ) in guarded:
             return StepPath(
                 state, returns, OUTSIDE_GUARD,
                 "the next step rewrites a buffer before the wait that covers this step's access",
@@ -296,6 +309,17 @@ class StepAnalyzer:
                     break
         self._resolution_cache[class_qualname] = found
         return found
+
+
+def _guarded_buffers(finals: list[Final]) -> frozenset[str]:
+    """Buffers some path accesses on the host after waiting on an event: the
+    engine has an event protocol for them (in some mode, on some entry point)."""
+    return frozenset(
+        buffer.removesuffix(HOST_READ)
+        for state, _ in finals
+        for buffer, _, keys in state.exposed
+        if keys - {DEVICE_BARRIER}
+    )
 
 
 def _is_slot(buffer: str) -> bool:
