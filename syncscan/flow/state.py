@@ -62,6 +62,7 @@ class PathState:
     wait: Trace | None = None  # the last host wait
     guarded: bool = False  # the host waited on this path (an event, a stream, the device)
     reloaded: frozenset[str] = frozenset()  # written, then read again by the device
+    synced: frozenset[str] = frozenset()  # events some path waited on (may: a guard exists)
 
     @property
     def in_flight(self) -> bool:
@@ -88,6 +89,7 @@ class PathState:
             self.wait is not None,
             self.guarded,
             self.reloaded,
+            self.synced,
         )
 
     def verdict_facts(self) -> tuple:
@@ -202,7 +204,12 @@ class PathState:
             pending = tuple(p for p in pending if p[0] not in covered)
             launched = None
         return self.but(
-            pending=pending, launched=launched, wait=trace, waited=self.waited | {key}, guarded=True
+            pending=pending,
+            launched=launched,
+            wait=trace,
+            waited=self.waited | {key},
+            guarded=True,
+            synced=self.synced | {key},
         )
 
     def on_record(self, event: str) -> PathState:
@@ -282,6 +289,7 @@ def join(states: list[PathState], assumptions: tuple | None = None) -> PathState
     write = reader = launched = None
     wait = first.wait
     guarded = False
+    synced: frozenset[str] = frozenset()
     for state in states:
         for b, k, t in state.pending:
             pending.setdefault((b, k), t)
@@ -304,6 +312,7 @@ def join(states: list[PathState], assumptions: tuple | None = None) -> PathState
         if state.wait is None:
             wait = None
         guarded = guarded or state.guarded
+        synced |= state.synced
     # A write is reloaded only if every path that made it read it again.
     reloaded = frozenset(
         b
@@ -333,6 +342,7 @@ def join(states: list[PathState], assumptions: tuple | None = None) -> PathState
             "wait": wait,
             "guarded": guarded,
             "reloaded": reloaded,
+            "synced": synced,
         }
     )
 
@@ -491,6 +501,7 @@ def compose(before: PathState, out: PathState, step: WitnessStep, start: tuple =
             ),
             "wait": at(out.wait) if out.wait is not None else before.wait,
             "guarded": before.guarded or out.guarded,
+            "synced": before.synced | out.synced,
             "reloaded": before.reloaded
             | out.reloaded
             | ({b for b, k, _ in out.pending if k == "read"} & {b for b, _, _ in before.exposed}),
