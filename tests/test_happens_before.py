@@ -180,9 +180,7 @@ class Runner:
         self.event.synchronize()
         return {}
 """
-    # The working path records and waits an event after the copy: the idle exit
-    # escapes that protocol (SYNC003 at the next step's write).
-    assert codes(tmp_path, source) == [("SYNC003", "eng.Runner.execute_model")]
+    assert codes(tmp_path, source) == [("SYNC001", "eng.Runner.execute_model")]
     idle = PACK + '[vocabulary]\nidle_conditions = ["out.num_tokens == 0"]\n'
     assert codes(tmp_path / "idle", source, idle) == []
 

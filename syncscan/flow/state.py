@@ -60,9 +60,8 @@ class PathState:
     races: tuple[Race, ...] = ()
     launched: Trace | None = None  # the last launch no host wait has followed
     wait: Trace | None = None  # the last host wait
-    guarded: bool = False  # the host waited on this path (an event, a stream, the device)
+    guarded: bool = False  # the host waited on an event on this path (a protocol is in use)
     reloaded: frozenset[str] = frozenset()  # written, then read again by the device
-    synced: frozenset[str] = frozenset()  # events some path waited on (may: a guard exists)
 
     @property
     def in_flight(self) -> bool:
@@ -89,7 +88,6 @@ class PathState:
             self.wait is not None,
             self.guarded,
             self.reloaded,
-            self.synced,
         )
 
     def verdict_facts(self) -> tuple:
@@ -195,7 +193,6 @@ class PathState:
                 wait=trace,
                 waited=self.waited | {key},
                 events=(),
-                guarded=True,
             )
         covered = self.event_snapshot(key)
         pending = self.pending
@@ -209,7 +206,6 @@ class PathState:
             wait=trace,
             waited=self.waited | {key},
             guarded=True,
-            synced=self.synced | {key},
         )
 
     def on_record(self, event: str) -> PathState:
@@ -289,7 +285,6 @@ def join(states: list[PathState], assumptions: tuple | None = None) -> PathState
     write = reader = launched = None
     wait = first.wait
     guarded = False
-    synced: frozenset[str] = frozenset()
     for state in states:
         for b, k, t in state.pending:
             pending.setdefault((b, k), t)
@@ -312,7 +307,6 @@ def join(states: list[PathState], assumptions: tuple | None = None) -> PathState
         if state.wait is None:
             wait = None
         guarded = guarded or state.guarded
-        synced |= state.synced
     # A write is reloaded only if every path that made it read it again.
     reloaded = frozenset(
         b
@@ -342,7 +336,6 @@ def join(states: list[PathState], assumptions: tuple | None = None) -> PathState
             "wait": wait,
             "guarded": guarded,
             "reloaded": reloaded,
-            "synced": synced,
         }
     )
 
@@ -501,7 +494,6 @@ def compose(before: PathState, out: PathState, step: WitnessStep, start: tuple =
             ),
             "wait": at(out.wait) if out.wait is not None else before.wait,
             "guarded": before.guarded or out.guarded,
-            "synced": before.synced | out.synced,
             "reloaded": before.reloaded
             | out.reloaded
             | ({b for b, k, _ in out.pending if k == "read"} & {b for b, _, _ in before.exposed}),

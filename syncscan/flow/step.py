@@ -178,8 +178,9 @@ class StepAnalyzer:
         guarded: frozenset[str],
     ) -> StepPath:
         """The path's verdict. A race is SYNC003's (outside the guard) when the
-        buffer has an event protocol somewhere in the loop (see
-        `_guarded_buffers`), and SYNC001's (unbounded) when nothing ever orders it."""
+        path waits on an event (a protocol is in use and this access escapes it)
+        or another path writes the buffer after an event wait (a mode or entry
+        point without the guard); SYNC001's (unbounded) when nothing orders it."""
         idle = self.packs.vocabulary.names("idle_conditions")
         if any(value and key in idle for key, value in state.assumptions):
             return StepPath(
@@ -226,7 +227,7 @@ class StepAnalyzer:
                 state, returns, "not rewritten",
                 "no later step of this mode writes what the device may still access",
             )  # fmt: skip
-        if race[0].removesuffix(HOST_READ) in guarded:
+        if state.guarded or race[0].removesuffix(HOST_READ) in guarded:
             return StepPath(
                 state, returns, OUTSIDE_GUARD,
                 "the next step rewrites a buffer before the wait that covers this step's access",
@@ -311,25 +312,14 @@ class StepAnalyzer:
 
 
 def _guarded_buffers(finals: list[Final]) -> frozenset[str]:
-    """Buffers the engine has an event protocol for, in some mode or on some entry
-    point: a path accesses them on the host after waiting on an event, or records
-    an event after their device access that some path waits on. An event that is
-    recorded but never waited guards nothing."""
-    waited = frozenset().union(*(state.synced for state, _ in finals))
-    after_wait = {
+    """Buffers some path accesses on the host after waiting on an event: the
+    engine has an event protocol for them (in some mode, on some entry point)."""
+    return frozenset(
         buffer.removesuffix(HOST_READ)
         for state, _ in finals
         for buffer, _, keys in state.exposed
         if keys - {DEVICE_BARRIER}
-    }
-    recorded = {
-        buffer
-        for state, _ in finals
-        for event, covered in state.events
-        if event in waited
-        for buffer in covered
-    }
-    return frozenset(after_wait | recorded)
+    )
 
 
 def _is_slot(buffer: str) -> bool:

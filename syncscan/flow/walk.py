@@ -452,8 +452,12 @@ class Walker:
         if method is not None and site.receiver is not None:
             receiver_kind = self._receiver_kind(site)
             if receiver_kind is not None:
+                # An object the root cannot name (built inside a callee: an
+                # output's own event) is known by its class and text, so two
+                # classes' `self.copy_event` are two events.
+                owner = frame.scope.self_class or frame.function.qualname
                 event = self.buffers.access_path(site.receiver, frame) or (
-                    ir.dotted(site.receiver) or f"<{receiver_kind}@{call.line}>"
+                    f"{owner}:{ir.dotted(site.receiver) or f'<{receiver_kind}@{call.line}>'}"
                 )
                 if method in vocab.names("host_wait_methods"):
                     if self.barriers_only:
