@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from syncscan.flow.frames import BufferFact, Frame
+from syncscan.flow.state import slot_identity
 from syncscan.index import ir
 from syncscan.packs import Vocabulary
 from syncscan.resolve.program import Program
@@ -248,7 +249,7 @@ class BufferOracle:
         object whose attribute the buffer is, in the root's terms (instances of
         one class allocate at one site, and must not be confused)."""
         if fact.pool:
-            return fact.identity
+            return slot_identity(fact.site)
         holder = self._holder(expr, frame, 0)
         return f"{fact.site}@{holder}" if holder else fact.site
 

@@ -24,12 +24,6 @@ class BufferFact:
     site: str = ""  # the allocation, "path:line": views and attributes keep it
 
     @property
-    def identity(self) -> str:
-        """The memory this is, as the happens-before model knows it: the allocation,
-        and for a round-robin pool, its slots (a slot comes back `depth` steps later)."""
-        return f"{self.site}[slot]" if self.pool else self.site
-
-    @property
     def shared_pinned(self) -> bool:
         """Pinned host memory that outlives a step (the device may still access it)."""
         return self.pinned and self.persistent

@@ -355,13 +355,26 @@ def canonical(state: PathState) -> PathState:
 CARRIED = "*"  # marks an access made by the previous step (the loop unrolled)
 
 
+SLOT = "[slot]"  # ends the identity of a round-robin pool's slots
+
+
+def slot_identity(site: str) -> str:
+    """The slots of the pool allocated at `site`: one slot comes back `depth` steps
+    later, so the model knows them together."""
+    return site + SLOT
+
+
+def is_slot(buffer: str) -> bool:
+    return buffer.endswith(SLOT)
+
+
 def same_memory(a: str, b: str) -> bool:
     """Identities are `site@holder` (the object holding the buffer, in the root's
-    terms, when known), `site` alone (holder unknown) or `site[slot]`. One
-    allocation site serves every instance of a class, so a known holder is
-    never taken for another or for an unknown one: silent where no conflicting
-    access is known: an identity whose holder is unknown races nothing."""
-    return a == b and ("@" in a or a.endswith("[slot]"))
+    terms, when known), `site` alone (holder unknown) or a pool's slots. One
+    allocation site serves every instance of a class, so a known holder is never
+    taken for another, and an identity whose holder is unknown races nothing:
+    silent where no conflicting access is known."""
+    return a == b and ("@" in a or is_slot(a))
 
 
 HOST_READ = "#read"  # marks a host read among the host accesses of a walk
@@ -382,7 +395,7 @@ def racing_access(pending: tuple[Pending, ...], buffer: str) -> Trace | None:
     """
     reading = buffer.endswith(HOST_READ)
     buffer = buffer.removesuffix(HOST_READ)
-    slot = buffer.endswith("[slot]")
+    slot = is_slot(buffer)
     for b, kind, trace in pending:
         if reading and not kind.startswith("write"):
             continue

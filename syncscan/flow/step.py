@@ -24,6 +24,7 @@ from syncscan.flow.state import (
     carried,
     covered_by,
     is_root_parameter,
+    is_slot,
     racing_access,
     same_memory,
 )
@@ -207,7 +208,7 @@ class StepAnalyzer:
         if deferred is not None:
             # The engine resolves this step before it admits `bound` more, and a
             # round-robin pool is as deep as that bound: its slots are covered.
-            pending = tuple(p for p in pending if not _is_slot(p[0]))
+            pending = tuple(p for p in pending if not is_slot(p[0]))
             if not pending:
                 return StepPath(state, returns, "deferred", deferred)
         for predicate, value in state.assumptions:
@@ -262,7 +263,7 @@ class StepAnalyzer:
                 access = racing_access(carried(end.pending), buffer)
                 if access is None:
                     continue
-                if _is_slot(buffer) and not self._leaves_slot_unwaited(state, returns, buffer):
+                if is_slot(buffer) and not self._leaves_slot_unwaited(state, returns, buffer):
                     continue
                 return (buffer, write, access)
         return None
@@ -320,7 +321,3 @@ def _guarded_buffers(finals: list[Final]) -> frozenset[str]:
         for buffer, _, keys in state.exposed
         if keys - {DEVICE_BARRIER}
     )
-
-
-def _is_slot(buffer: str) -> bool:
-    return buffer.endswith("[slot]")
