@@ -1,10 +1,4 @@
-"""Every fixture pair: the buggy project is reported, the fixed/clean one is not.
-
-A variant whose expect.toml table carries `known_gap = "why"` states the
-intended result that the engine does not reach yet: it is collected as a
-strict xfail with that reason, so it fails loudly (XPASS) once the engine is
-fixed and the key must go.
-"""
+"""Every fixture pair: the buggy project is reported, the fixed/clean one is not."""
 
 from __future__ import annotations
 
@@ -21,21 +15,13 @@ CASES = sorted(
 )
 
 
-def _param(shape: str, variant: str) -> object:
-    expect = tomllib.loads((FIXTURES / shape / "expect.toml").read_text())[variant]
-    marks = []
-    if "known_gap" in expect:
-        marks.append(pytest.mark.xfail(reason=expect["known_gap"], strict=True))
-    return pytest.param(shape, variant, id=f"{shape}/{variant}", marks=marks)
-
-
 def test_every_fixture_has_a_project() -> None:
     assert len(CASES) >= 9
     for shape, variant in CASES:
         assert (FIXTURES / shape / variant).is_dir(), f"{shape}/{variant} missing"
 
 
-@pytest.mark.parametrize(("shape", "variant"), [_param(s, v) for s, v in CASES])
+@pytest.mark.parametrize(("shape", "variant"), CASES, ids=[f"{s}/{v}" for s, v in CASES])
 def test_fixture(shape: str, variant: str) -> None:
     expect = tomllib.loads((FIXTURES / shape / "expect.toml").read_text())[variant]
     result = analyse(FIXTURES / shape / variant)
