@@ -18,7 +18,7 @@ from syncscan.flow.state import WitnessStep
 
 if TYPE_CHECKING:
     from syncscan.flow.context import Analysis
-    from syncscan.flow.step import StepPath
+    from syncscan.flow.step import RootAnalysis, StepPath
     from syncscan.packs import PackSet
 
 
@@ -123,4 +123,17 @@ class Rule:
         return inspect.cleandoc(cls.__doc__ or "")
 
     def check(self, analysis: Analysis) -> list[Finding]:
+        raise NotImplementedError
+
+
+class StepRule(Rule):
+    """A rule judged per step root: each root's paths give its findings."""
+
+    def check(self, analysis: Analysis) -> list[Finding]:
+        findings: list[Finding] = []
+        for result in analysis.step_results:
+            findings.extend(self.root_findings(result, analysis))
+        return findings
+
+    def root_findings(self, result: RootAnalysis, analysis: Analysis) -> list[Finding]:
         raise NotImplementedError

@@ -6,7 +6,7 @@ from syncscan.flow.context import Analysis
 from syncscan.flow.state import WitnessStep
 from syncscan.flow.step import UNBOUNDED, RootAnalysis, StepPath
 
-from .base import Example, Finding, Location, Rule, fingerprint, predicates_text, shared_mode
+from .base import Example, Finding, Location, StepRule, fingerprint, predicates_text, shared_mode
 
 _PACK = """
 [pack]
@@ -104,7 +104,7 @@ class Runner:
 )
 
 
-class UnboundedStep(Rule):
+class UnboundedStep(StepRule):
     """## What it does
     Finds an instance mode of an engine step (encoder-only, pooling, a dummy
     run, ...) that writes pinned host buffers the device reads — slots of a
@@ -165,13 +165,7 @@ class UnboundedStep(Rule):
         Example({"example.py": _BUGGY}, _PACK, 1, "encoder-only returns a host-built output"),
     ]
 
-    def check(self, analysis: Analysis) -> list[Finding]:
-        findings: list[Finding] = []
-        for result in analysis.step_results:
-            findings.extend(self._root_findings(result, analysis))
-        return findings
-
-    def _root_findings(self, result: RootAnalysis, analysis: Analysis) -> list[Finding]:
+    def root_findings(self, result: RootAnalysis, analysis: Analysis) -> list[Finding]:
         groups: dict[tuple, list[StepPath]] = {}
         for path in result.paths:
             if path.verdict != UNBOUNDED:

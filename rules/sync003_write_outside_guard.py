@@ -6,7 +6,7 @@ from syncscan.flow.context import Analysis
 from syncscan.flow.state import WitnessStep
 from syncscan.flow.step import OUTSIDE_GUARD, RootAnalysis, StepPath
 
-from .base import Example, Finding, Location, Rule, fingerprint, predicates_text, shared_mode
+from .base import Example, Finding, Location, StepRule, fingerprint, predicates_text, shared_mode
 
 _PACK = """
 [pack]
@@ -63,7 +63,7 @@ _FIXED = (
 )
 
 
-class WriteOutsideGuard(Rule):
+class WriteOutsideGuard(StepRule):
     """## What it does
     Finds a host write into pinned memory that a device access still uses,
     with no host wait between them: the write comes after the guard's record
@@ -112,13 +112,7 @@ class WriteOutsideGuard(Rule):
     VALID = [Example({"example.py": _FIXED}, _PACK, 0, "every write inside the region")]
     INVALID = [Example({"example.py": _BUGGY}, _PACK, 1, "a write after the record")]
 
-    def check(self, analysis: Analysis) -> list[Finding]:
-        findings: list[Finding] = []
-        for result in analysis.step_results:
-            findings.extend(self._root_findings(result, analysis))
-        return findings
-
-    def _root_findings(self, result: RootAnalysis, analysis: Analysis) -> list[Finding]:
+    def root_findings(self, result: RootAnalysis, analysis: Analysis) -> list[Finding]:
         groups: dict[tuple, list[StepPath]] = {}
         for path in result.paths:
             if path.verdict != OUTSIDE_GUARD or path.race is None:
