@@ -223,8 +223,8 @@ class UnboundedStep(StepRule):
                     rewrite.path,
                     rewrite.line,
                     rewrite.function,
-                    f"a later step of this mode {rewrite.note}: no host wait orders it "
-                    "after the device's access",
+                    f"{'a later step of this mode' if path.across_steps else 'then it'} "
+                    f"{rewrite.note}: no host wait orders it after the device's access",
                     rewrite.written,
                     rewrite.pool,
                     rewrite.column,

@@ -20,6 +20,7 @@ from syncscan.resolve.program import Program
 from syncscan.resolve.types import Scope, TypeOracle
 
 _MAX_DEPTH = 8
+_MAX_RETURN_CHAIN = 16  # helpers returning helpers' results, computed one inside another
 
 
 class BufferOracle:
@@ -30,6 +31,7 @@ class BufferOracle:
         self._attr_cache: dict[tuple[str, str], BufferFact | None] = {}
         self._rotating: dict[tuple[str, str], bool] = {}
         self._return_cache: dict[tuple[str, str | None], BufferFact | None] = {}
+        self._return_chain = 0
 
     # ------------------------------------------------------------------ access paths
     def access_path(self, expr: ir.Expr | None, frame: Frame, depth: int = 0) -> str | None:
@@ -125,6 +127,12 @@ class BufferOracle:
                 "host_devices"
             )
             moves_to_device = name == "cuda" or (target is not None and not to_host)
+            if name == "to" and to_host and _non_blocking(call, self.vocab):
+                # PyTorch allocates the destination of a non-blocking copy from the
+                # device in pinned memory: the copy lands after the call returns.
+                source = self._provenance(func.base, scope, frame, depth + 1)
+                if source is None or not source.host:
+                    return _allocated(True, "landing of .to(host, non_blocking=True)", scope, call)
             if (
                 name in ("to", "cuda")
                 and _device_kw(call, self.vocab) is not False
@@ -133,7 +141,7 @@ class BufferOracle:
                 return _allocated(False, "device tensor", scope, call, device=True)
         target = self.program.resolve_dotted(scope.module, func) if ir.dotted(func) else None
         if target is None:
-            return self._returned(call, scope, depth)
+            return self._method_returned(call, scope, depth)
         if target in self.vocab.names("uva_view_functions") and call.args:
             source = self._provenance(call.args[0], scope, frame, depth + 1)
             return replace(source, uva=True, device=False) if source is not None else None
@@ -150,7 +158,15 @@ class BufferOracle:
             if on_device is None and target.endswith("_like"):
                 return None  # on the device of its argument, whatever that is
             return _allocated(False, "host tensor", scope, call)
-        return self._returned(call, scope, depth)
+        return self._method_returned(call, scope, depth)
+
+    def _method_returned(self, call: ir.Call, scope: Scope, depth: int) -> BufferFact | None:
+        """`slot.uva(n)` on a pool slot: memory the method hands out of its own
+        object (persistent) is that slot's memory, so the pool carries over."""
+        fact = self._returned(call, scope, depth)
+        if fact is None or not fact.persistent or not isinstance(call.func, ir.Attr):
+            return fact
+        return fact.with_pool(self._pool_of(call.func.base, scope, depth + 1))
 
     def _returned(self, call: ir.Call, scope: Scope, depth: int) -> BufferFact | None:
         """What a project function returns: a helper handing out a view of its
@@ -160,14 +176,24 @@ class BufferOracle:
         facts = []
         for function, module, self_class in self._callees(call, scope):
             key = (function.qualname, self_class)
-            if key not in self._return_cache:
-                self._return_cache[key] = None  # recursion guard
+            if key in self._return_cache:
+                facts.append(self._return_cache[key])
+                continue
+            if self._return_chain >= _MAX_RETURN_CHAIN:
+                continue  # cut, and not remembered
+            # Memoised, so computed from depth 1 whatever this caller's depth.
+            self._return_cache[key] = None  # recursion guard
+            self._return_chain += 1
+            try:
                 inner = Scope(module, function, self_class)
-                self._return_cache[key] = _strongest(
-                    self._provenance(value, inner, None, depth + 1)
+                fact = _strongest(
+                    self._provenance(value, inner, None, 1)
                     for value in _returned_values(function.body)
                 )
-            facts.append(self._return_cache[key])
+            finally:
+                self._return_chain -= 1
+            self._return_cache[key] = fact
+            facts.append(fact)
         return _strongest(facts)
 
     def _callees(self, call: ir.Call, scope: Scope):
@@ -269,7 +295,10 @@ class BufferOracle:
             return self._holder(expr.body, frame, depth + 1) or self._holder(
                 expr.orelse, frame, depth + 1
             )
-        if isinstance(expr, ir.Name) and frame.param(expr.id) is None and expr.id != "self":
+        if isinstance(expr, ir.Name) and (binding := frame.param(expr.id)) is not None:
+            # A helper's parameter: the argument's path names its holder.
+            return _holder_of_path(binding.path) if binding.path else None
+        if isinstance(expr, ir.Name) and expr.id != "self":
             for value in self.types.local_values(frame.function).get(expr.id, []):
                 holder = self._holder(value, frame, depth + 1)
                 if holder is not None:
@@ -296,6 +325,14 @@ class BufferOracle:
         return fact is not None and fact.device
 
 
+def _holder_of_path(path: str) -> str | None:
+    """`self.batch` for `self.batch.temps[]`: the object whose attribute it is."""
+    while path.endswith("[]"):
+        path = path.removesuffix("[]")
+    holder, dot, _ = path.rpartition(".")
+    return holder if dot else None
+
+
 def _allocated(
     pinned: bool, origin: str, scope: Scope, call: ir.Call, device: bool = False
 ) -> BufferFact:
@@ -311,6 +348,11 @@ def _allocated(
         host=not device,
         site=f"{path}:{call.line}:{call.col}",
     )
+
+
+def _non_blocking(call: ir.Call, vocab: Vocabulary) -> bool:
+    value = dict(call.kwargs).get(vocab.scalar("async_copy_keyword", "non_blocking"))
+    return isinstance(value, ir.Const) and value.value is True
 
 
 def _provably_false(expr: ir.Expr) -> bool:

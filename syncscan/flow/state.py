@@ -368,12 +368,28 @@ def is_slot(buffer: str) -> bool:
     return buffer.endswith(SLOT)
 
 
+FRESH = "@new"  # ends the identity of memory allocated in this step (a D2H landing)
+
+
+def fresh_identity(site: str) -> str:
+    """Memory a call allocates each time it runs (`x.to("cpu", non_blocking=True)`):
+    whoever holds it later, it is this step's allocation at `site`."""
+    return site + FRESH
+
+
+def is_fresh(buffer: str) -> bool:
+    return buffer.endswith(FRESH)
+
+
 def same_memory(a: str, b: str) -> bool:
     """Identities are `site@holder` (the object holding the buffer, in the root's
-    terms, when known), `site` alone (holder unknown) or a pool's slots. One
-    allocation site serves every instance of a class, so a known holder is never
-    taken for another, and an identity whose holder is unknown races nothing:
-    silent where no conflicting access is known."""
+    terms, when known), `site` alone (holder unknown), a pool's slots, or this
+    step's fresh allocation. One allocation site serves every instance of a
+    class, so a known holder is never taken for another, and an identity whose
+    holder is unknown races nothing: silent where no conflicting access is known.
+    A fresh allocation is the memory its site made this step, held by anyone."""
+    if is_fresh(a) or is_fresh(b):
+        return a.split("@", 1)[0] == b.split("@", 1)[0]
     return a == b and ("@" in a or is_slot(a))
 
 
@@ -405,8 +421,11 @@ def racing_access(pending: tuple[Pending, ...], buffer: str) -> Trace | None:
 
 
 def carried(pending: tuple[Pending, ...]) -> tuple[Pending, ...]:
-    """The accesses a step leaves pending, as the next step sees them."""
-    return tuple((b, k if k.endswith(CARRIED) else k + CARRIED, t) for b, k, t in pending)
+    """The accesses a step leaves pending, as the next step sees them (the next
+    step's fresh allocations are other memory)."""
+    return tuple(
+        (b, k if k.endswith(CARRIED) else k + CARRIED, t) for b, k, t in pending if not is_fresh(b)
+    )
 
 
 def refreshed(races: tuple[Race, ...], reread: set[str]) -> tuple[Race, ...]:

@@ -20,7 +20,6 @@ from syncscan.flow.state import (
     HOST_READ,
     PathState,
     Race,
-    WitnessStep,
     carried,
     covered_by,
     is_root_parameter,
@@ -99,7 +98,7 @@ class StepAnalyzer:
         self.program = program
         self.walker = walker
         self.packs = packs
-        self._resolution_cache: dict[str, str | None] = {}
+        self._resolved: dict[tuple, tuple[str, list[PathState]] | None] = {}
 
     def analyse_all(self, roots: list[StepRoot]) -> list[RootAnalysis]:
         """Walk every root, then judge each path against the next step the loop
@@ -204,20 +203,33 @@ class StepAnalyzer:
         if not state.pending:
             return StepPath(state, returns, "waits inline", "a host wait follows its launches")
         pending = state.pending
-        deferred = self._deferred(returns[-1])
-        if deferred is not None:
+        resolution = self._resolution(state, returns[-1])
+        deferred = None
+        if resolution is not None:
+            deferred, resolved = resolution
+            for end in resolved:
+                if len(end.races) > len(state.races):
+                    # A read of a copy still landing: outside the guard when the
+                    # resolution waits on an event (after the read), else unbounded.
+                    return StepPath(
+                        state, returns, OUTSIDE_GUARD if end.guarded else UNBOUNDED,
+                        f"{deferred} reads host memory before any wait that covers it",
+                        race=end.races[len(state.races)],
+                    )  # fmt: skip
             # The engine resolves this step before it admits `bound` more, and a
-            # round-robin pool is as deep as that bound: its slots are covered.
-            pending = tuple(p for p in pending if not is_slot(p[0]))
+            # round-robin pool is as deep as that bound: the slots the resolution
+            # waits for are covered.
+            left = self._left_pending(state, returns)
+            pending = tuple(p for p in pending if not is_slot(p[0]) or p[0] in left)
             if not pending:
-                return StepPath(state, returns, "deferred", deferred)
+                return StepPath(state, returns, "deferred", f"{deferred} waits on the host")
         for predicate, value in state.assumptions:
             reason = self.packs.bounded_reason(predicate, value)
             if reason is not None:
                 return StepPath(state, returns, "bounded by peer", reason)
         race = self._next_step_race(state.but(pending=pending), next_steps)
         if race is None and deferred is not None:
-            return StepPath(state, returns, "deferred", deferred)
+            return StepPath(state, returns, "deferred", f"{deferred} resolves the step")
         if race is None and state.guarded:
             return StepPath(
                 state, returns, "semaphore",
@@ -239,12 +251,45 @@ class StepAnalyzer:
             race=race, across_steps=True,
         )  # fmt: skip
 
-    def _deferred(self, final: ReturnInfo) -> str | None:
+    def _resolution(
+        self, state: PathState, final: ReturnInfo
+    ) -> tuple[str, list[PathState]] | None:
+        """The path after the engine resolves what the step returned: the pack's
+        resolution method of the returned class (`get_output`), walked from the
+        path's end, so its waits cover only what its events recorded and its
+        host reads meet the copies still landing. None when nothing resolves it."""
+        key = (state.key(), final)
+        if key in self._resolved:
+            return self._resolved[key]
+        found = None
         for t in sorted(final.types):
-            method = self._waiting_resolution(t)
-            if method is not None:
-                return f"returns {t.rsplit('.', 1)[-1]}, whose {method}() waits on the host"
-        return None
+            if self.program.find_class(t) is None:
+                continue
+            for name in sorted(self.packs.resolution_methods):
+                method = self.program.find_method(t, name)
+                frame = self.walker.frame_for(method, t, None) if method else None
+                if frame is None:
+                    continue
+                try:
+                    fall, exits = self.walker.run(frame, [state])
+                except Incomplete:
+                    continue
+                ends = fall + [e.state for e in exits]
+                if ends:
+                    found = (f"returns {t.rsplit('.', 1)[-1]}, whose {name}()", ends)
+                    break
+            if found is not None:
+                break
+        self._resolved[key] = found
+        return found
+
+    def _left_pending(self, state: PathState, returns: tuple[ReturnInfo, ...]) -> frozenset[str]:
+        """What the path leaves pending once the engine resolved it (its own
+        pending when nothing resolves it)."""
+        resolution = self._resolution(state, returns[-1])
+        if resolution is None:
+            return frozenset(state.pending_ids())
+        return frozenset(b for end in resolution[1] for b in end.pending_ids())
 
     def _next_step_race(self, end: PathState, next_steps: list[Final]) -> Race | None:
         """Unroll the loop once, compositionally: the next step is any of
@@ -282,34 +327,7 @@ class StepAnalyzer:
     def _leaves_slot_unwaited(
         self, state: PathState, returns: tuple[ReturnInfo, ...], buffer: str
     ) -> bool:
-        if not any(same_memory(buffer, b) for b in state.pending_ids()):
-            return False
-        return self._deferred(returns[-1]) is None
-
-    def _waiting_resolution(self, class_qualname: str) -> str | None:
-        """The resolution method of `class_qualname` that waits on every path."""
-        if class_qualname in self._resolution_cache:
-            return self._resolution_cache[class_qualname]
-        found = None
-        if self.program.find_class(class_qualname) is not None:
-            for name in sorted(self.packs.resolution_methods):
-                method = self.program.find_method(class_qualname, name)
-                if method is None:
-                    continue
-                frame = self.walker.frame_for(method, class_qualname, None)
-                if frame is None:
-                    continue
-                probe = PathState(launched=(WitnessStep("", 0, "", "probe"),))
-                try:
-                    fall, exits = self.walker.run(frame, [probe])
-                except Incomplete:
-                    continue
-                ends = fall + [e.state for e in exits]
-                if ends and all(s.wait is not None for s in ends):
-                    found = name
-                    break
-        self._resolution_cache[class_qualname] = found
-        return found
+        return any(same_memory(buffer, b) for b in self._left_pending(state, returns))
 
 
 def _guarded_buffers(finals: list[Final]) -> frozenset[str]:

@@ -25,6 +25,7 @@ from syncscan.flow.state import (
     canonical,
     compose,
     dedupe,
+    fresh_identity,
     merge,
 )
 from syncscan.index import ir
@@ -379,20 +380,27 @@ class Walker:
     ) -> list[PathState]:
         """`pinned.tolist()`: the host reads pinned memory a pending D2H copy may
         still write."""
-        access = self._host_access(buffer, frame, (call.line, call.col), "reads pinned buffer")
+        where = (call.line, call.col)
+        access = self._host_access(buffer, frame, where, "reads pinned buffer", reading=True)
         if access is None:
             return states
         trace, identity = access
         return [s.on_host_read(trace, identity) for s in states]
 
     def _host_access(
-        self, buffer: ir.Expr, frame: Frame, where: tuple[int, int], what: str
+        self,
+        buffer: ir.Expr,
+        frame: Frame,
+        where: tuple[int, int],
+        what: str,
+        reading: bool = False,
     ) -> tuple[Trace, str] | None:
         """The witness step and buffer identity of a host access of shared pinned
-        memory (None for other memory: a write through a UVA view is device work,
-        on the stream)."""
+        memory, or a read of any pinned memory (a landing copy may still write
+        it); None for other memory: a write through a UVA view is device work,
+        on the stream."""
         fact = self.buffers.provenance(buffer, frame)
-        if fact is None or not fact.shared_pinned or fact.uva:
+        if fact is None or fact.uva or not (fact.shared_pinned or (reading and fact.pinned)):
             return None
         allocated = f"{self.program.project.relpath(fact.path)}:{fact.line}" if fact.path else "?"
         text = f"{what} {fact.origin}"
@@ -514,7 +522,7 @@ class Walker:
         else:
             dst, src = None, self.buffers.provenance(site.receiver, frame)
             if method == "to" and not moves_to_device(call, self.vocab.names("host_devices")):
-                return None
+                return self.landing(site, frame, states) if asynchronous else None
         host_src = src is not None and src.host and not src.uva
         host_dst = dst is not None and dst.host and not dst.uva
         if not (host_src or host_dst):
@@ -551,6 +559,20 @@ class Walker:
         note = f"host waits: a blocking copy (.{method}) to or from pageable or host memory"
         t = (self.site_step(frame, call, note),)
         return [s.on_wait(t, DEVICE_BARRIER) for s in states]
+
+    def landing(
+        self, site: CallSite, frame: Frame, states: list[PathState]
+    ) -> list[PathState] | None:
+        """`x.to("cpu", non_blocking=True)` from the device: the copy writes the
+        fresh pinned result later, so a host read of it must wait first."""
+        fact = self.buffers.provenance(site.call, frame)
+        if fact is None or not fact.pinned:
+            return None
+        note = (
+            f"launches an asynchronous copy (.to(non_blocking=True)) that writes its {fact.origin}"
+        )
+        t = (self.site_step(frame, site.call, note),)
+        return [s.on_launch(t, ((fresh_identity(fact.site), "write"),)) for s in states]
 
     def _released(self, site: CallSite) -> str | None:
         """The release function (a pack's `release_functions`) this call runs, if any."""

@@ -19,6 +19,9 @@ _WRAPPERS = frozenset({"Optional", "Final", "ClassVar", "Annotated"})
 _CONTAINERS = frozenset({"list", "List", "Sequence", "tuple", "Tuple", "deque", "Iterable"})
 _PARTIAL = frozenset({"functools.partial"})
 _MAX_DEPTH = 6
+# Attribute types computed inside one another (`a.b` needs `B.c` needs ...): each
+# is memoised at depth 0, so a chain this long is cut without caching the cut.
+_MAX_ATTR_CHAIN = 24
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ class TypeOracle:
     def __init__(self, program: Program) -> None:
         self.program = program
         self._attr_cache: dict[tuple[str, str], frozenset[str]] = {}
+        self._attr_chain = 0
         self._assign_cache: dict[str, list[tuple[str, ir.Expr, Scope]]] = {}
         self._locals_cache: dict[str, dict[str, list[ir.Expr]]] = {}
         self._annotated: dict[tuple[str, str], list[tuple[ir.Expr, ModuleSummary]]] = {}
@@ -104,11 +108,26 @@ class TypeOracle:
         self._assign_cache[class_qualname] = out
         return out
 
-    def attr_types(self, class_qualname: str, attr: str, depth: int = 0) -> frozenset[str]:
+    def attr_types(self, class_qualname: str, attr: str) -> frozenset[str]:
+        """Types `obj.attr` may hold. Memoised, so computed from depth 0 whatever
+        the caller's depth: a result cut short by the caller's budget would
+        otherwise be remembered for every later caller."""
         key = (class_qualname, attr)
         if key in self._attr_cache:
             return self._attr_cache[key]
+        if self._attr_chain >= _MAX_ATTR_CHAIN:
+            return frozenset()  # cut, and not remembered
         self._attr_cache[key] = frozenset()  # recursion guard
+        self._attr_chain += 1
+        try:
+            result = self._compute_attr_types(class_qualname, attr)
+        finally:
+            self._attr_chain -= 1
+        self._attr_cache[key] = result
+        return result
+
+    def _compute_attr_types(self, class_qualname: str, attr: str) -> frozenset[str]:
+        key = (class_qualname, attr)
         types: set[str] = set()
         for cls in self.program.mro(class_qualname):
             module = self.program.module_of(cls.qualname)
@@ -124,12 +143,10 @@ class TypeOracle:
                     types |= self.annotation_types(prop.returns, module)
         for target, value, scope in self.attribute_assignments(class_qualname):
             if target == attr:
-                types |= self.expr_types(value, scope, depth + 1)
+                types |= self.expr_types(value, scope)
         for annotation, module in self._annotated.get(key, ()):
             types |= self.annotation_types(annotation, module)
-        result = frozenset(types)
-        self._attr_cache[key] = result
-        return result
+        return frozenset(types)
 
     # ------------------------------------------------------------------ annotations
     def annotation_types(self, expr: ir.Expr, module: ModuleSummary) -> frozenset[str]:
@@ -177,7 +194,7 @@ class TypeOracle:
             return self._name_types(expr.id, scope, depth)
         if isinstance(expr, ir.Attr):
             if isinstance(expr.base, ir.Name) and expr.base.id == "self" and scope.self_class:
-                return self.attr_types(scope.self_class, expr.attr, depth)
+                return self.attr_types(scope.self_class, expr.attr)
             target = self.program.resolve_dotted(scope.module, expr)
             if target is not None:
                 symbol = self.program.lookup(target)
@@ -186,7 +203,7 @@ class TypeOracle:
             out: set[str] = set()
             for base_type in self.expr_types(expr.base, scope, depth + 1):
                 if self.program.find_class(base_type) is not None:
-                    out |= self.attr_types(base_type, expr.attr, depth + 1)
+                    out |= self.attr_types(base_type, expr.attr)
             return frozenset(out)
         if isinstance(expr, ir.Call):
             return self.call_types(expr, scope, depth)
