@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import analyse, write_project
+from helpers import FIXTURES, analyse, copy_project, write_project
 
 PACK = """
 [pack]
@@ -214,3 +214,68 @@ class Runner:
         'reason = "the last rank waits and the pipeline orders this one"\n'
     )
     assert codes(tmp_path / "bounded", source, bounded) == []
+
+
+# The deferred fixture's output: get_output waits on an event its constructor
+# records after the step's launches. The engine walks get_output from each path's
+# end, so the wait covers what the record saw, and a host read meets the
+# non_blocking device-to-host copy still landing in its fresh pinned result.
+DEFERRED = FIXTURES / "deferred_wait_through_output" / "clean"
+RECORD = "        self.copy_event.record()\n"
+WAIT_THEN_READ = (
+    "        self.copy_event.synchronize()\n"
+    "        return dict(zip(self.req_ids, self.sampled_cpu.tolist()))\n"
+)
+READ_THEN_WAIT = (
+    "        out = dict(zip(self.req_ids, self.sampled_cpu.tolist()))\n"
+    "        self.copy_event.synchronize()\n"
+    "        return out\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (RECORD, RECORD, []),
+        # Never recorded: the synchronize returns at once, covering nothing, so
+        # the read after it still meets the landing copy.
+        (RECORD, "", [("SYNC003", "engine.outputs.AsyncOutput.get_output")]),
+        # The host reads the copy's destination before the wait that covers it.
+        (WAIT_THEN_READ, READ_THEN_WAIT, [("SYNC003", "engine.outputs.AsyncOutput.get_output")]),
+    ],
+    ids=["as-shipped", "event-never-recorded", "read-before-wait"],
+)
+def test_the_resolution_is_walked_from_the_step_end(
+    tmp_path: Path, old: str, new: str, expected: list[tuple[str, str]]
+) -> None:
+    project = copy_project(DEFERRED, tmp_path / "p")
+    outputs = project / "engine" / "outputs.py"
+    text = outputs.read_text(encoding="utf-8")
+    assert old in text
+    outputs.write_text(text.replace(old, new), encoding="utf-8")
+    found = sorted((f.code, f.location.function) for f in analyse(project).findings)
+    assert found == expected
+
+
+# Two pools allocated by one class are two identities: a slot write into one
+# after the guard's record is not covered by the record of the other's accesses.
+# And a helper's parameter keeps the holder of the buffer it was passed.
+HELPER_COPY = """
+def copy_slice(src, dst, n):
+    dst[:n].copy_(src[:n], non_blocking=True)
+
+
+class Runner:
+    def __init__(self):
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+
+    def execute_model(self, batch):
+        self.ids[: len(batch)] = batch
+        copy_slice(self.ids, self.ids_gpu, len(batch))
+        return {}
+"""
+
+
+def test_a_helper_parameter_keeps_the_holder_of_its_buffer(tmp_path: Path) -> None:
+    assert codes(tmp_path, HELPER_COPY) == [("SYNC001", "eng.Runner.execute_model")]

@@ -275,9 +275,37 @@ class BufferOracle:
         object whose attribute the buffer is, in the root's terms (instances of
         one class allocate at one site, and must not be confused)."""
         if fact.pool:
-            return slot_identity(fact.site)
+            return slot_identity(fact.site, self._pool_holder(expr, frame, 0))
         holder = self._holder(expr, frame, 0)
         return f"{fact.site}@{holder}" if holder else fact.site
+
+    def _pool_holder(self, expr: ir.Expr, frame: Frame, depth: int) -> str | None:
+        """The access path of the object whose rotating list `expr`'s slot is in:
+        `self` for `self.bufs[self.idx]`; the receiver for `pool.next_slot()`
+        (a method handing out one of its slots)."""
+        if depth > _MAX_DEPTH:
+            return None
+        scope = frame.scope
+        if isinstance(expr, ir.Name) and expr.id != "self" and frame.param(expr.id) is None:
+            for value in self.types.local_values(frame.function).get(expr.id, []):
+                holder = self._pool_holder(value, frame, depth + 1)
+                if holder is not None:
+                    return holder
+            return None
+        if isinstance(expr, ir.Subscript):
+            if self._pool_of(expr, scope, depth) is not None and isinstance(expr.base, ir.Attr):
+                return self.access_path(expr.base.base, frame)
+            return self._pool_holder(expr.base, frame, depth + 1)
+        if isinstance(expr, ir.Attr):
+            return self._pool_holder(expr.base, frame, depth + 1)
+        if isinstance(expr, ir.IfExp):
+            return self._pool_holder(expr.body, frame, depth + 1) or self._pool_holder(
+                expr.orelse, frame, depth + 1
+            )
+        if isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr):
+            inner = self._pool_holder(expr.func.base, frame, depth + 1)
+            return inner if inner is not None else self.access_path(expr.func.base, frame)
+        return None
 
     def _holder(self, expr: ir.Expr, frame: Frame, depth: int) -> str | None:
         """The access path of the object whose attribute `expr` reads, through

@@ -358,10 +358,11 @@ CARRIED = "*"  # marks an access made by the previous step (the loop unrolled)
 SLOT = "[slot]"  # ends the identity of a round-robin pool's slots
 
 
-def slot_identity(site: str) -> str:
-    """The slots of the pool allocated at `site`: one slot comes back `depth` steps
-    later, so the model knows them together."""
-    return site + SLOT
+def slot_identity(site: str, pool: str | None = None) -> str:
+    """The slots of the pool allocated at `site`, held by the object at `pool` (in
+    the root's terms, when known): one slot comes back `depth` steps later, so the
+    model knows a pool's slots together; two pools are two identities."""
+    return f"{site}@{pool}{SLOT}" if pool else site + SLOT
 
 
 def is_slot(buffer: str) -> bool:
