@@ -28,6 +28,9 @@ class StepRootSpec:
     continuation: tuple[str, ...]
     pack: str
     source: str = ""  # the pack file (or pyproject.toml) the row comes from
+    # A dummy batch: its device work computes nothing anyone reads, so only its
+    # host writes matter (to the steps whose accesses may still be pending).
+    discards_output: bool = False
 
     @property
     def builtin(self) -> bool:
@@ -102,6 +105,9 @@ class PackSet:
     sources: tuple[str, ...]
     quiescence: tuple[QuiescenceSpec, ...] = ()
     rpc: tuple[RpcDispatch, ...] = ()
+    # Modes whose device work uses none of the step's uploaded inputs for an
+    # output (an encoder-only producer): a torn upload there changes no result.
+    unread_modes: tuple[BoundedMode, ...] = ()
 
     def label_for(self, predicate: str, value: bool) -> str | None:
         for row in self.mode_labels:
@@ -114,23 +120,41 @@ class PackSet:
         return ", ".join(label for k, v in mode if (label := self.label_for(k, v)))
 
     def bounded_reason(self, predicate: str, value: bool) -> str | None:
-        for row in self.bounded_modes:
-            if row.predicate == predicate and row.value == value:
-                return row.reason
-        return None
+        return _reason(self.bounded_modes, predicate, value)
+
+    def unread_reason(self, predicate: str, value: bool) -> str | None:
+        return _reason(self.unread_modes, predicate, value)
+
+
+def _reason(rows: tuple[BoundedMode, ...], predicate: str, value: bool) -> str | None:
+    for row in rows:
+        if row.predicate == predicate and row.value == value:
+            return row.reason
+    return None
 
 
 _PACK_KEYS = frozenset(
-    {"pack", "vocabulary", "step_root", "resolution", "mode", "bounded_mode", "quiescence", "rpc"}
+    {
+        "pack",
+        "vocabulary",
+        "step_root",
+        "resolution",
+        "mode",
+        "bounded_mode",
+        "unread_mode",
+        "quiescence",
+        "rpc",
+    }
 )
 # The keys each table's rows may hold: a misspelt key is named as unknown, not
 # reported as a missing one.
 _ROW_KEYS: dict[str, frozenset[str]] = {
     "pack": frozenset({"name", "description", "activate_when_package", "always"}),
-    "step_root": frozenset({"class", "method", "subclasses", "continuation"}),
+    "step_root": frozenset({"class", "method", "subclasses", "continuation", "discards_output"}),
     "resolution": frozenset({"method"}),
     "mode": frozenset({"predicate", "value", "label"}),
     "bounded_mode": frozenset({"predicate", "value", "reason"}),
+    "unread_mode": frozenset({"predicate", "value", "reason"}),
     "quiescence": frozenset({"function", "subclasses", "busy_on_entry", "why", "exclude"}),
     "rpc": frozenset({"method", "name_argument", "name_keyword", "receivers"}),
 }
@@ -234,6 +258,7 @@ def load_packs(project: Project) -> PackSet:
     resolution: set[str] = set()
     labels: list[ModeLabel] = []
     bounded: list[BoundedMode] = []
+    unread: list[BoundedMode] = []
     quiescence: list[QuiescenceSpec] = []
     rpc: list[RpcDispatch] = []
     for source, data in packs:
@@ -260,6 +285,7 @@ def load_packs(project: Project) -> PackSet:
                     continuation=_strings(source, row, "continuation"),
                     pack=name,
                     source=source,
+                    discards_output=_require(source, row, "discards_output", bool, False),
                 )
             )
         for row in data.get("resolution", []):
@@ -296,14 +322,15 @@ def load_packs(project: Project) -> PackSet:
                     receivers=receivers,
                 )
             )
-        for row in data.get("bounded_mode", []):
-            bounded.append(
-                BoundedMode(
-                    _require(source, row, "predicate", str),
-                    _require(source, row, "value", bool),
-                    _require(source, row, "reason", str),
+        for table, rows in (("bounded_mode", bounded), ("unread_mode", unread)):
+            for row in data.get(table, []):
+                rows.append(
+                    BoundedMode(
+                        _require(source, row, "predicate", str),
+                        _require(source, row, "value", bool),
+                        _require(source, row, "reason", str),
+                    )
                 )
-            )
     return PackSet(
         quiescence=tuple(quiescence),
         rpc=tuple(rpc),
@@ -313,5 +340,6 @@ def load_packs(project: Project) -> PackSet:
         resolution_methods=frozenset(resolution),
         mode_labels=tuple(labels),
         bounded_modes=tuple(bounded),
+        unread_modes=tuple(unread),
         sources=tuple(sources),
     )

@@ -279,3 +279,74 @@ class Runner:
 
 def test_a_helper_parameter_keeps_the_holder_of_its_buffer(tmp_path: Path) -> None:
     assert codes(tmp_path, HELPER_COPY) == [("SYNC001", "eng.Runner.execute_model")]
+
+
+# A dummy batch (an idle data-parallel rank's) shares the step's buffers: its
+# writes race a real step's pending copy, but what its own device work reads is
+# discarded, so its paths are never judged themselves.
+WITH_DUMMY = """
+class Runner:
+    def __init__(self):
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+        self.event = torch.cuda.Event()
+
+    def execute_model(self, batch):
+        self.event.synchronize()
+        self.ids[: len(batch)] = batch
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+        self.event.record()
+        return {}
+
+    def dummy_run(self):
+        self.ids[:1] = 0
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+        return {}
+"""
+DUMMY_ROOT = '[[step_root]]\nclass = "eng.Runner"\nmethod = "dummy_run"\n'
+
+
+@pytest.mark.parametrize(
+    ("discards", "expected"),
+    [
+        ("true", [("SYNC003", "eng.Runner.dummy_run")]),
+        # Judged as a step of its own, its copy (which no event records) is also
+        # raced by the real step's guarded write.
+        ("false", [("SYNC003", "eng.Runner.dummy_run"), ("SYNC003", "eng.Runner.execute_model")]),
+    ],
+)
+def test_a_dummy_batch_root_is_a_next_step_whose_output_is_discarded(
+    tmp_path: Path, discards: str, expected: list[tuple[str, str]]
+) -> None:
+    pack = PACK + DUMMY_ROOT + f"discards_output = {discards}\n"
+    assert codes(tmp_path, WITH_DUMMY, pack) == expected
+
+
+PRODUCER_RETURNS_EARLY = """
+class Runner:
+    def __init__(self, producer):
+        self.producer = producer
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+
+    def execute_model(self, batch):
+        self.ids[: len(batch)] = batch
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+        if self.producer:
+            return {}
+        torch.cuda.synchronize()
+        return {}
+"""
+
+
+def test_an_unread_mode_row_silences_a_mode_whose_uploads_reach_no_output(
+    tmp_path: Path,
+) -> None:
+    assert codes(tmp_path / "plain", PRODUCER_RETURNS_EARLY) == [
+        ("SYNC001", "eng.Runner.execute_model")
+    ]
+    unread = PACK + (
+        '[[unread_mode]]\npredicate = "self.producer"\nvalue = true\n'
+        'reason = "a producer runs only the encoder"\n'
+    )
+    assert codes(tmp_path / "unread", PRODUCER_RETURNS_EARLY, unread) == []

@@ -34,6 +34,7 @@ from syncscan.resolve.program import Program
 
 UNBOUNDED = "unbounded"
 OUTSIDE_GUARD = "write outside guard"
+DISCARDED = "output discarded"
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,11 @@ class StepAnalyzer:
             if isinstance(finals, str):
                 results.append(RootAnalysis(root, [], incomplete=finals))
                 continue
+            if root.spec.discards_output:
+                # A dummy batch's reads of torn memory reach no output: its paths
+                # matter only as the next step of the others (their writes).
+                results.append(RootAnalysis(root, [_discarded(s, r) for s, r in finals]))
+                continue
             next_steps = by_class[root.self_class]
             guarded = _guarded_buffers(next_steps)
             paths = [
@@ -186,6 +192,10 @@ class StepAnalyzer:
             return StepPath(
                 state, returns, "no device reader", "the step has no work scheduled (pack)"
             )
+        for predicate, value in state.assumptions:
+            reason = self.packs.unread_reason(predicate, value)
+            if reason is not None:
+                return StepPath(state, returns, "no device reader", reason)
         if state.races:
             return StepPath(
                 state, returns, OUTSIDE_GUARD,
@@ -328,6 +338,10 @@ class StepAnalyzer:
         self, state: PathState, returns: tuple[ReturnInfo, ...], buffer: str
     ) -> bool:
         return any(same_memory(buffer, b) for b in self._left_pending(state, returns))
+
+
+def _discarded(state: PathState, returns: tuple[ReturnInfo, ...]) -> StepPath:
+    return StepPath(state, returns, DISCARDED, "a dummy batch: no output reads what it computes")
 
 
 def _guarded_buffers(finals: list[Final]) -> frozenset[str]:

@@ -21,6 +21,7 @@ _VERDICT_STYLE = {
     "not rewritten": "green",
     "no device reader": "dim",
     "no pinned writes": "dim",
+    "output discarded": "dim",
 }
 
 
