@@ -127,7 +127,7 @@ class BufferOracle:
                 "host_devices"
             )
             moves_to_device = name == "cuda" or (target is not None and not to_host)
-            if name == "to" and to_host and _non_blocking(call, self.vocab):
+            if name == "to" and to_host and non_blocking(call, self.vocab):
                 # PyTorch allocates the destination of a non-blocking copy from the
                 # device in pinned memory: the copy lands after the call returns.
                 source = self._provenance(func.base, scope, frame, depth + 1)
@@ -348,9 +348,6 @@ class BufferOracle:
         return tuple(out)
 
     # ------------------------------------------------------------------ calls
-    def is_device_value(self, expr: ir.Expr, frame: Frame) -> bool:
-        fact = self.provenance(expr, frame)
-        return fact is not None and fact.device
 
 
 def _holder_of_path(path: str) -> str | None:
@@ -378,7 +375,8 @@ def _allocated(
     )
 
 
-def _non_blocking(call: ir.Call, vocab: Vocabulary) -> bool:
+def non_blocking(call: ir.Call, vocab: Vocabulary) -> bool:
+    """`non_blocking=True` on a copy: it runs on the stream after the call returns."""
     value = dict(call.kwargs).get(vocab.scalar("async_copy_keyword", "non_blocking"))
     return isinstance(value, ir.Const) and value.value is True
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from syncscan.flow.buffers import BufferOracle, moves_to_device
+from syncscan.flow.buffers import BufferOracle, moves_to_device, non_blocking
 from syncscan.flow.frames import Frame, ParamBinding
 from syncscan.flow.modes import ModeOracle, assigned_key
 from syncscan.flow.state import (
@@ -483,7 +483,7 @@ class Walker:
             if (
                 not self.barriers_only
                 and method in vocab.names("implicit_wait_methods")
-                and self.buffers.is_device_value(site.receiver, frame)
+                and self._copies_device_data(site, frame)
             ):
                 t = trace(f"host waits: .{method}() copies a device tensor to the host")
                 return [s.on_wait(t, DEVICE_BARRIER) for s in states]
@@ -514,8 +514,7 @@ class Walker:
         """
         call, method = site.call, site.method
         assert method is not None and site.receiver is not None
-        async_kw = dict(call.kwargs).get(self.vocab.scalar("async_copy_keyword", "non_blocking"))
-        asynchronous = isinstance(async_kw, ir.Const) and async_kw.value is True
+        asynchronous = non_blocking(call, self.vocab)
         if method == "copy_":
             dst = self.buffers.provenance(site.receiver, frame)
             src = self.buffers.provenance(call.args[0], frame) if call.args else None
@@ -573,6 +572,21 @@ class Walker:
         )
         t = (self.site_step(frame, site.call, note),)
         return [s.on_launch(t, ((fresh_identity(fact.site), "write"),)) for s in states]
+
+    def _copies_device_data(self, site: CallSite, frame: Frame) -> bool:
+        """`.tolist()` of a known device tensor; `.cpu()` (blocking) of anything not
+        known to be host memory."""
+        assert site.receiver is not None and site.method is not None
+        fact = self.buffers.provenance(site.receiver, frame)
+        if fact is not None and fact.device:
+            return True
+        if site.method not in self.vocab.names("device_copy_methods"):
+            return False
+        async_kw = dict(site.call.kwargs).get(
+            self.vocab.scalar("async_copy_keyword", "non_blocking")
+        )
+        blocking = not (isinstance(async_kw, ir.Const) and async_kw.value is True)
+        return blocking and (fact is None or not fact.host)
 
     def _released(self, site: CallSite) -> str | None:
         """The release function (a pack's `release_functions`) this call runs, if any."""
