@@ -304,7 +304,24 @@ class BufferOracle:
             )
         if isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr):
             inner = self._pool_holder(expr.func.base, frame, depth + 1)
-            return inner if inner is not None else self.access_path(expr.func.base, frame)
+            if inner is not None:
+                return inner  # `slot.uva(n)`: a method of the slot itself
+            return self._returned_pool_holder(expr, frame, depth)
+        return None
+
+    def _returned_pool_holder(self, call: ir.Call, frame: Frame, depth: int) -> str | None:
+        """`pool.write(x)` / `inputs.stage(x)`: the pool holder of what the method
+        returns, found in the callee with its `self` at the receiver's path."""
+        assert isinstance(call.func, ir.Attr)
+        receiver = self.access_path(call.func.base, frame)
+        if receiver is None:
+            return None
+        for function, module, self_class in self._callees(call, frame.scope):
+            inner = Frame(Scope(module, function, self_class), receiver, (), frozenset(), "")
+            for value in _returned_values(function.body):
+                holder = self._pool_holder(value, inner, depth + 1)
+                if holder is not None:
+                    return holder
         return None
 
     def _holder(self, expr: ir.Expr, frame: Frame, depth: int) -> str | None:
