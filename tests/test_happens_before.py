@@ -350,3 +350,24 @@ def test_an_unread_mode_row_silences_a_mode_whose_uploads_reach_no_output(
         'reason = "a producer runs only the encoder"\n'
     )
     assert codes(tmp_path / "unread", PRODUCER_RETURNS_EARLY, unread) == []
+
+
+def test_the_audit_lists_unresolved_method_calls_on_the_step_path(tmp_path: Path) -> None:
+    """`self.model(...)` on a model built at load time resolves to nothing: it may
+    hide a wait or a launch, so the audit names it with its site."""
+    from syncscan.report.audit import unresolved_rows
+
+    source = """
+class Runner:
+    def __init__(self, loader):
+        self.model = loader.load()
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+
+    def execute_model(self, batch):
+        self.ids[: len(batch)] = batch
+        out = self.model.forward_step(self.ids)
+        return {}
+"""
+    write_project(tmp_path, {"eng.py": KERNEL + source}, PACK)
+    rows = unresolved_rows(analyse(tmp_path))
+    assert rows == [("self.model.forward_step(...)", 1, "eng.py:17")]

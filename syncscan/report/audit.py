@@ -111,6 +111,39 @@ def render_quiescence(console: Console, quiescence: QuiescenceResult) -> None:
     console.print(table)
 
 
+UNRESOLVED_SHOWN = 40
+
+
+def unresolved_rows(result: RunResult) -> list[tuple[str, int, str]]:
+    """Unresolved method calls on the step path, one row per call text: how many
+    sites, and the first site (path:line) to read."""
+    sites: dict[str, list[tuple[str, int]]] = {}
+    for path, line, _, text in result.analysis.callgraph.unresolved_sites:
+        sites.setdefault(text, []).append((result.project.relpath(path), line))
+    return sorted(
+        ((text, len(found), "{}:{}".format(*min(found))) for text, found in sites.items()),
+        key=lambda row: (-row[1], row[0]),
+    )
+
+
+def render_unresolved(console: Console, result: RunResult) -> None:
+    rows_ = unresolved_rows(result)
+    if not rows_:
+        return
+    table = Table(
+        title=f"unresolved calls on the step path ({len(rows_)} distinct; each may hide a "
+        "wait, a pinned write or a launch)",
+        expand=True,
+    )
+    for column in ("call", "sites", "first site"):
+        table.add_column(column, overflow="fold")
+    for text, count, first in rows_[:UNRESOLVED_SHOWN]:
+        table.add_row(text, str(count), first)
+    if len(rows_) > UNRESOLVED_SHOWN:
+        table.add_row(f"... {len(rows_) - UNRESOLVED_SHOWN} more", "", "")
+    console.print(table)
+
+
 def render(console: Console, result: RunResult) -> None:
     for analysis in result.analysis.step_results:
         table = Table(title=f"step root {analysis.root.name}", show_lines=True, expand=True)
@@ -141,6 +174,7 @@ def render(console: Console, result: RunResult) -> None:
             console.print(buffers)
     for quiescence in result.analysis.quiescence_results:
         render_quiescence(console, quiescence)
+    render_unresolved(console, result)
     stats = Table(title="analysis statistics")
     stats.add_column("measure")
     stats.add_column("value", justify="right")

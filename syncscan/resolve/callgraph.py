@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from syncscan.index import ir
 from syncscan.index.summary import FunctionSummary
-from syncscan.resolve.calls import CallResolver
+from syncscan.resolve.calls import CallResolver, CallSite
 from syncscan.resolve.program import Program
 from syncscan.resolve.types import Scope, _self_assignments
 
@@ -36,6 +36,9 @@ class CallGraph:
     graph: nx.MultiDiGraph = field(default_factory=_new_graph)
     resolved_calls: int = 0
     unresolved_calls: int = 0
+    # (path, line, caller, call) of calls on project objects the resolver could
+    # not follow: each may hide a wait, a pinned write or a launch.
+    unresolved_sites: list[tuple[str, int, str, str]] = field(default_factory=list)
     assigned_attrs: set[tuple[str, str]] = field(default_factory=set)
     incomplete: bool = False
 
@@ -83,6 +86,9 @@ def crawl(
                 graph.resolved_calls += 1
             else:
                 graph.unresolved_calls += 1
+                text = _opaque_method_call(call, site)
+                if text is not None:
+                    graph.unresolved_sites.append((module.path, call.line, caller, text))
             for callee in site.callees:
                 target = context_name(callee.function, callee.self_class)
                 graph.graph.add_edge(
@@ -90,6 +96,16 @@ def crawl(
                 )
                 frontier.append((callee.function, callee.self_class))
     return graph
+
+
+def _opaque_method_call(call: ir.Call, site: CallSite) -> str | None:
+    """`x.method(...)` whose receiver has no type the resolver knows: the calls a
+    reader of the audit should check (a plain name, `len(...)`, is a builtin or an
+    import the packs do not describe, and says less)."""
+    if not isinstance(call.func, ir.Attr) or site.receiver_types:
+        return None
+    base = ir.dotted(call.func.base)
+    return f"{base or '<expr>'}.{call.func.attr}(...)"
 
 
 def _calls_in(stmts: tuple[ir.Stmt, ...]):
