@@ -371,3 +371,32 @@ class Runner:
     write_project(tmp_path, {"eng.py": KERNEL + source}, PACK)
     rows = unresolved_rows(analyse(tmp_path))
     assert rows == [("self.model.forward_step(...)", 1, "eng.py:17")]
+
+
+def test_a_with_target_is_the_entered_object(tmp_path: Path) -> None:
+    """`with Staging(...) as st`: st's pinned buffer is the object's own, so the
+    unordered rewrite of it is found through the `as` name."""
+    source = """
+class Staging:
+    def __init__(self):
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class Runner:
+    def __init__(self):
+        self.staging = Staging()
+        self.ids_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+
+    def execute_model(self, batch):
+        with self.staging as st:
+            st.ids[: len(batch)] = batch
+            self.ids_gpu.copy_(st.ids, non_blocking=True)
+        return {}
+"""
+    assert codes(tmp_path, source) == [("SYNC001", "eng.Runner.execute_model")]

@@ -74,6 +74,12 @@ class TypeOracle:
                 if isinstance(stmt, ir.If):
                     for node in _walrus(stmt.test):
                         values.setdefault(node.target, []).append(node.value)
+                if isinstance(stmt, ir.With):
+                    # `with C(...) as x`: x is what __enter__ returns, the object
+                    # itself for the usual `return self`.
+                    for item in stmt.items:
+                        if isinstance(item.target, ir.Name):
+                            values.setdefault(item.target.id, []).append(item.context)
                 if isinstance(stmt, ir.Loop) and isinstance(stmt.target, ir.Name) and stmt.iter:
                     # `for x in xs`: x is an element of xs.
                     element = ir.Subscript(stmt.iter, ir.Const(None), False)
