@@ -187,8 +187,10 @@ class Runner:
 
 def test_an_accessor_call_predicate_is_a_mode_a_pack_can_bound(tmp_path: Path) -> None:
     """`get_group().is_last` (a module function's result, constant for the
-    process) splits modes; the pack bounds the non-last mode through its peers."""
-    source = """
+    process) splits modes. A pack's peer bound (the last rank waits, and the
+    engine admits only so many steps ahead) covers a pool as deep as that bound,
+    never a single buffer the very next step rewrites (vLLM PR #47644)."""
+    single = """
 def get_group():
     return GROUP
 
@@ -206,14 +208,27 @@ class Runner:
         torch.cuda.synchronize()
         return {}
 """
-    write_project(tmp_path, {"eng.py": KERNEL + source}, PACK)
+    pooled = single.replace(
+        "        self.ids = torch.zeros(8, pin_memory=True)\n",
+        "        self.pool = [torch.zeros(8, pin_memory=True) for _ in range(2)]\n"
+        "        self.slot = 0\n",
+    ).replace(
+        "        self.ids[: len(batch)] = batch\n        self.ids_gpu.copy_(self.ids, ",
+        "        self.slot = (self.slot + 1) % 2\n        ids = self.pool[self.slot]\n"
+        "        ids[: len(batch)] = batch\n        self.ids_gpu.copy_(ids, ",
+    )
+    assert pooled != single
+    write_project(tmp_path, {"eng.py": KERNEL + single}, PACK)
     (finding,) = analyse(tmp_path).findings
     assert dict(finding.mode) == {"get_group().is_last": False}
     bounded = PACK + (
         '[[bounded_mode]]\npredicate = "get_group().is_last"\nvalue = false\n'
-        'reason = "the last rank waits and the pipeline orders this one"\n'
+        'reason = "the last rank waits and the engine admits two steps ahead"\n'
     )
-    assert codes(tmp_path / "bounded", source, bounded) == []
+    unbounded = [("SYNC001", "eng.Runner.execute_model")]
+    assert codes(tmp_path / "single", single, bounded) == unbounded
+    assert codes(tmp_path / "pooled", pooled, PACK) == unbounded
+    assert codes(tmp_path / "pooled-bounded", pooled, bounded) == []
 
 
 # The deferred fixture's output: get_output waits on an event its constructor

@@ -233,11 +233,19 @@ class StepAnalyzer:
             pending = tuple(p for p in pending if not is_slot(p[0]) or p[0] in left)
             if not pending:
                 return StepPath(state, returns, "deferred", f"{deferred} waits on the host")
-        for predicate, value in state.assumptions:
-            reason = self.packs.bounded_reason(predicate, value)
-            if reason is not None:
-                return StepPath(state, returns, "bounded by peer", reason)
+        peer = next(
+            (r for k, v in state.assumptions if (r := self.packs.bounded_reason(k, v))), None
+        )
+        if peer is not None:
+            # A peer's wait bounds how far ahead this rank runs (the engine's
+            # admission bound), as a deferred wait does: it covers pool slots,
+            # not a buffer the very next step rewrites.
+            pending = tuple(p for p in pending if not is_slot(p[0]))
+            if not pending:
+                return StepPath(state, returns, "bounded by peer", peer)
         race = self._next_step_race(state.but(pending=pending), next_steps)
+        if race is None and peer is not None:
+            return StepPath(state, returns, "bounded by peer", peer)
         if race is None and deferred is not None:
             return StepPath(state, returns, "deferred", f"{deferred} resolves the step")
         if race is None and state.guarded:
