@@ -251,7 +251,9 @@ def merge(states: list[PathState]) -> list[PathState]:
     coarse: dict[tuple, list[PathState]] = {}
     for state in merged:
         params = tuple((k, v) for k, v in state.assumptions if is_root_parameter(k))
-        coarse.setdefault((params, state.verdict_facts()), []).append(state)
+        # The waits made stay apart too: joining a state that waited on a guard's
+        # event with one that did not would strip the guard from every write.
+        coarse.setdefault((params, state.verdict_facts(), state.waited), []).append(state)
     return [
         group[0] if len(group) == 1 else join(group, _shared(group)) for group in coarse.values()
     ]
