@@ -415,3 +415,38 @@ class Runner:
         return {}
 """
     assert codes(tmp_path, source) == [("SYNC001", "eng.Runner.execute_model")]
+
+
+def test_the_widening_keeps_a_guards_wait_on_the_writes_it_orders(tmp_path: Path) -> None:
+    """Past 16 states at one point the walk joins states that agree on what a
+    verdict reads. A state that waited on the guard's event (the overlapping
+    mode) must not be joined with one that did not: the join keeps only the
+    waits both made before each write, so the guard would vanish from the
+    write and the overlapping mode would race a copy its guard orders."""
+    flags = "".join(f"        if self.f{i}:\n            self.p{i}[0] = 1\n" for i in range(5))
+    buffers = "".join(
+        f"        self.f{i} = cfg.f{i}\n        self.p{i} = torch.zeros(2, pin_memory=True)\n"
+        for i in range(5)
+    )
+    source = f"""
+class Runner:
+    def __init__(self, cfg):
+{buffers}        self.overlap = cfg.overlap
+        self.event = torch.cuda.Event() if self.overlap else None
+        self.other = torch.cuda.Event()
+        self.ids = torch.zeros(8, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, device="cuda")
+
+    def execute_model(self, batch):
+        self.other.synchronize()
+        if self.event is not None:
+            self.event.synchronize()
+        self.ids[: len(batch)] = batch
+{flags}        self.ids_gpu.copy_(self.ids, non_blocking=True)
+        if self.event is not None:
+            self.event.record()
+            return {{}}
+        torch.cuda.synchronize()
+        return {{}}
+"""
+    assert codes(tmp_path, source) == []
