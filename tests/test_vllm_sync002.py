@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from helpers import SARIF_SCHEMA, source_text
 
+from syncscan.flow.walk import RELEASES
 from syncscan.runner import RunResult
 
 CORE = "vllm/v1/engine/core.py"
@@ -61,8 +62,14 @@ def test_0_29_has_no_seed_family_errors(result_0_29: RunResult) -> None:
 
 
 def test_0_29_pause_barrier_resolves_through_the_worker_rpc(result_0_29: RunResult) -> None:
+    """Three completions (in-process return, fast path, idle callback) and the
+    cache reset (a release point, reference fix 003) all follow _finish_pause's
+    barrier, which reaches the workers by name through collective_rpc."""
     pause = next(q for q in result_0_29.analysis.quiescence_results if q.spec.function == PAUSE)
-    assert len(pause.sites) == 3 and not any(s.lacking for s in pause.sites)
+    releases = [s for s in pause.sites if s.kind.startswith(RELEASES)]
+    assert len(pause.sites) == 4 and len(releases) == 1, [s.kind for s in pause.sites]
+    assert releases[0].function.endswith("._finish_pause")
+    assert not any(s.lacking for s in pause.sites)
     for site in pause.sites:
         hops = [step.function for step in site.barrier]
         assert any(h.endswith("._finish_pause") for h in hops), hops

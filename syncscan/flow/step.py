@@ -214,16 +214,18 @@ class StepAnalyzer:
             return StepPath(state, returns, "waits inline", "a host wait follows its launches")
         pending = state.pending
         resolution = self._resolution(state, returns[-1])
-        deferred = None
+        deferred = None  # set when the resolution waits on the host on every path
         if resolution is not None:
-            deferred, resolved = resolution
+            resolver, resolved = resolution
+            if all(end.wait is not None and end.wait != state.wait for end in resolved):
+                deferred = f"{resolver} waits on the host"
             for end in resolved:
                 if len(end.races) > len(state.races):
                     # A read of a copy still landing: outside the guard when the
                     # resolution waits on an event (after the read), else unbounded.
                     return StepPath(
                         state, returns, OUTSIDE_GUARD if end.guarded else UNBOUNDED,
-                        f"{deferred} reads host memory before any wait that covers it",
+                        f"{resolver} reads host memory before any wait that covers it",
                         race=end.races[len(state.races)],
                     )  # fmt: skip
             # The engine resolves this step before it admits `bound` more, and a
@@ -231,8 +233,8 @@ class StepAnalyzer:
             # waits for are covered.
             left = self._left_pending(state, returns)
             pending = tuple(p for p in pending if not is_slot(p[0]) or p[0] in left)
-            if not pending:
-                return StepPath(state, returns, "deferred", f"{deferred} waits on the host")
+            if not pending and deferred is not None:
+                return StepPath(state, returns, "deferred", deferred)
         peer = next(
             (r for k, v in state.assumptions if (r := self.packs.bounded_reason(k, v))), None
         )
@@ -247,7 +249,7 @@ class StepAnalyzer:
         if race is None and peer is not None:
             return StepPath(state, returns, "bounded by peer", peer)
         if race is None and deferred is not None:
-            return StepPath(state, returns, "deferred", f"{deferred} resolves the step")
+            return StepPath(state, returns, "deferred", deferred)
         if race is None and state.guarded:
             return StepPath(
                 state, returns, "semaphore",
