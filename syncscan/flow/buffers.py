@@ -9,7 +9,7 @@ rotated with `(i + 1) % n`, is a round-robin slot pool.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from syncscan.flow.frames import BufferFact, Frame
@@ -279,6 +279,20 @@ class BufferOracle:
         holder = self._holder(expr, frame, 0)
         return f"{fact.site}@{holder}" if holder else fact.site
 
+    def _through_locals(
+        self,
+        name: str,
+        frame: Frame,
+        depth: int,
+        follow: Callable[[ir.Expr, Frame, int], str | None],
+    ) -> str | None:
+        """The first answer `follow` gives for a value the local `name` was assigned."""
+        for value in self.types.local_values(frame.function).get(name, []):
+            found = follow(value, frame, depth + 1)
+            if found is not None:
+                return found
+        return None
+
     def _pool_holder(self, expr: ir.Expr, frame: Frame, depth: int) -> str | None:
         """The access path of the object whose rotating list `expr`'s slot is in:
         `self` for `self.bufs[self.idx]`; the receiver for `pool.next_slot()`
@@ -287,11 +301,7 @@ class BufferOracle:
             return None
         scope = frame.scope
         if isinstance(expr, ir.Name) and expr.id != "self" and frame.param(expr.id) is None:
-            for value in self.types.local_values(frame.function).get(expr.id, []):
-                holder = self._pool_holder(value, frame, depth + 1)
-                if holder is not None:
-                    return holder
-            return None
+            return self._through_locals(expr.id, frame, depth, self._pool_holder)
         if isinstance(expr, ir.Subscript):
             if self._pool_of(expr, scope, depth) is not None and isinstance(expr.base, ir.Attr):
                 return self.access_path(expr.base.base, frame)
@@ -344,11 +354,7 @@ class BufferOracle:
             # A helper's parameter: the argument's path names its holder.
             return _holder_of_path(binding.path) if binding.path else None
         if isinstance(expr, ir.Name) and expr.id != "self":
-            for value in self.types.local_values(frame.function).get(expr.id, []):
-                holder = self._holder(value, frame, depth + 1)
-                if holder is not None:
-                    return holder
-            return None
+            return self._through_locals(expr.id, frame, depth, self._holder)
         if isinstance(expr, ir.Attr):
             return self.access_path(expr.base, frame)
         return None
