@@ -114,12 +114,31 @@ def render_quiescence(console: Console, quiescence: QuiescenceResult) -> None:
 UNRESOLVED_SHOWN = 40
 
 
+# Vocabulary whose methods, on a receiver the resolver could not place, may be
+# the wait, the pinned write or the launch the model is missing.
+_SYNC_VOCABULARY = (
+    "host_wait_methods",
+    "event_record_methods",
+    "implicit_wait_methods",
+    "copy_methods",
+    "inplace_write_methods",
+    "device_work_methods",
+    "launch_methods",
+)
+
+
 def unresolved_rows(result: RunResult) -> list[tuple[str, int, str]]:
-    """Unresolved method calls on the step path, one row per call text: how many
-    sites, and the first site (path:line) to read."""
+    """Unresolved method calls on the step path that may matter, one row per call
+    text: calls on the step's own objects (`self.model(...)`: a type the resolver
+    could not follow) and synchronization vocabulary on receivers it could not
+    place (`x.copy_(...)`, `e.synchronize()`); how many sites, and the first."""
+    vocab = result.packs.vocabulary
+    relevant = frozenset().union(*(vocab.names(name) for name in _SYNC_VOCABULARY))
     sites: dict[str, list[tuple[str, int]]] = {}
     for path, line, _, text in result.analysis.callgraph.unresolved_sites:
-        sites.setdefault(text, []).append((result.project.relpath(path), line))
+        method = text.removesuffix("(...)").rsplit(".", 1)[-1]
+        if text.startswith("self.") or method in relevant:
+            sites.setdefault(text, []).append((result.project.relpath(path), line))
     return sorted(
         ((text, len(found), "{}:{}".format(*min(found))) for text, found in sites.items()),
         key=lambda row: (-row[1], row[0]),
