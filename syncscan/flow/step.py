@@ -292,7 +292,8 @@ class StepAnalyzer:
                     continue
                 try:
                     fall, exits = self.walker.run(frame, [state])
-                except Incomplete:
+                except (Incomplete, RecursionError):
+                    # Unwalkable: judged as unresolved, which can only add findings.
                     continue
                 ends = fall + [e.state for e in exits]
                 if ends:
