@@ -582,11 +582,7 @@ class Walker:
             return True
         if site.method not in self.vocab.names("device_copy_methods"):
             return False
-        async_kw = dict(site.call.kwargs).get(
-            self.vocab.scalar("async_copy_keyword", "non_blocking")
-        )
-        blocking = not (isinstance(async_kw, ir.Const) and async_kw.value is True)
-        return blocking and (fact is None or not fact.host)
+        return not non_blocking(site.call, self.vocab) and (fact is None or not fact.host)
 
     def _released(self, site: CallSite) -> str | None:
         """The release function (a pack's `release_functions`) this call runs, if any."""
