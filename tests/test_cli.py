@@ -345,3 +345,24 @@ def test_changed_only_from_a_subdirectory_finds_the_project(
     monkeypatch.chdir(project / "engine")
     assert main(["check", "--changed-only", "--no-cache", "pool.py"]) == 1
     assert main(["check", "--changed-only", "--no-cache", "uva.py"]) == 0
+
+
+def test_config_prints_unread_modes_and_dummy_roots(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pack's `unread_mode` rows and a root whose output is discarded are part of
+    the effective configuration a reader must see."""
+    project = copy_project(BUGGY, tmp_path / "p")
+    pack = project / "step_pack.toml"
+    pack.write_text(
+        pack.read_text(encoding="utf-8")
+        + '\n[[step_root]]\nclass = "engine.runner.Runner"\nmethod = "sample_tokens"\n'
+        "discards_output = true\n"
+        '\n[[unread_mode]]\npredicate = "self.encoder_only"\nvalue = true\n'
+        'reason = "an encoder-only step uses no uploaded input"\n',
+        encoding="utf-8",
+    )
+    assert main(["config", "--no-cache", str(project)]) == 0
+    out = capsys.readouterr().out
+    assert "unread: an encoder-only step uses no uploaded input" in out
+    assert "discarded" in out

@@ -33,11 +33,16 @@ def render(console: Console, project: Project, packs: PackSet) -> None:
     console.print(active)
 
     roots = Table(title="step roots")
-    for column in ("class", "method", "subclasses", "continuation", "pack"):
+    for column in ("class", "method", "subclasses", "continuation", "output", "pack"):
         roots.add_column(column)
     for spec in packs.step_roots:
         roots.add_row(
-            spec.cls, spec.method, str(spec.subclasses), ", ".join(spec.continuation), spec.pack
+            spec.cls,
+            spec.method,
+            str(spec.subclasses),
+            ", ".join(spec.continuation),
+            "discarded" if spec.discards_output else "used",
+            spec.pack,
         )
     console.print(roots)
 
@@ -48,15 +53,14 @@ def render(console: Console, project: Project, packs: PackSet) -> None:
         points.add_row(spec.function, str(spec.busy_on_entry), spec.why)
     console.print(points)
 
-    modes = Table(title="mode labels and peer-bounded modes")
+    modes = Table(title="mode labels, peer-bounded and unread modes")
     for column in ("predicate", "value", "label / reason"):
         modes.add_column(column, overflow="fold")
     for label in packs.mode_labels:
         modes.add_row(label.predicate, str(label.value).lower(), label.label)
-    for bounded in packs.bounded_modes:
-        modes.add_row(
-            bounded.predicate, str(bounded.value).lower(), f"bounded by peer: {bounded.reason}"
-        )
+    for kind, rows in (("bounded by peer", packs.bounded_modes), ("unread", packs.unread_modes)):
+        for row in rows:
+            modes.add_row(row.predicate, str(row.value).lower(), f"{kind}: {row.reason}")
     console.print(modes)
     if packs.rpc:
         console.print(
