@@ -137,14 +137,7 @@ class PathState:
     # ------------------------------------------------------------------ effects
     def on_write(self, trace: Trace, buffer: str) -> PathState:
         """A host write into persistent pinned memory."""
-        races = self.races
-        if buffer not in {b for b, _, _ in races}:
-            access = racing_access(self.pending, buffer)
-            if access is not None:
-                races = (*races, (buffer, trace, access))
-        exposed = self.exposed
-        if buffer not in {b for b, _, _ in exposed}:
-            exposed = (*exposed, (buffer, trace, self.waited))
+        races, exposed = self._recorded_access(trace, buffer)
         return self.but(
             write=self.write or trace,
             written=self.written | {buffer},
@@ -154,7 +147,12 @@ class PathState:
 
     def on_host_read(self, trace: Trace, buffer: str) -> PathState:
         """A host read of persistent pinned memory: it races a pending D2H write."""
-        key = host_read_key(buffer)
+        races, exposed = self._recorded_access(trace, host_read_key(buffer))
+        return self.but(races=races, exposed=exposed)
+
+    def _recorded_access(self, trace: Trace, key: str) -> tuple[tuple[Race, ...], tuple[Exposed, ...]]:
+        """The races and exposed host accesses after a host access of `key` (a
+        buffer, or its HOST_READ key): the first access of each key is kept."""
         races = self.races
         if key not in {b for b, _, _ in races}:
             access = racing_access(self.pending, key)
@@ -163,7 +161,7 @@ class PathState:
         exposed = self.exposed
         if key not in {b for b, _, _ in exposed}:
             exposed = (*exposed, (key, trace, self.waited))
-        return self.but(races=races, exposed=exposed)
+        return races, exposed
 
     def on_launch(self, trace: Trace, accesses: tuple[tuple[str, str], ...] = ()) -> PathState:
         """Device work; `accesses` are the (buffer, read|write) of host memory it makes."""
