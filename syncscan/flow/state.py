@@ -150,7 +150,9 @@ class PathState:
         races, exposed = self._recorded_access(trace, host_read_key(buffer))
         return self.but(races=races, exposed=exposed)
 
-    def _recorded_access(self, trace: Trace, key: str) -> tuple[tuple[Race, ...], tuple[Exposed, ...]]:
+    def _recorded_access(
+        self, trace: Trace, key: str
+    ) -> tuple[tuple[Race, ...], tuple[Exposed, ...]]:
         """The races and exposed host accesses after a host access of `key` (a
         buffer, or its HOST_READ key): the first access of each key is kept."""
         races = self.races
