@@ -52,7 +52,8 @@ class Analysis:
                 if method is not None:
                     entries.append((method, root.self_class))
         entries.extend(self.quiescence_entries)
-        return crawl(self.program, self.resolver, entries)
+        waits = self.packs.vocabulary.names("host_wait_methods")
+        return crawl(self.program, self.resolver, entries, wait_methods=waits)
 
     @cached_property
     def quiescence_entries(self) -> list[tuple[FunctionSummary, str | None]]:
@@ -72,6 +73,7 @@ class Analysis:
             frozenset().union(*(f.flag_params for f in entries)),
             self.packs.vocabulary.names("assume_true"),
             self.packs.vocabulary.names("idle_conditions"),
+            self.callgraph.step_flags,
         )
         return Walker(
             self.program,

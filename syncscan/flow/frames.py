@@ -38,6 +38,9 @@ class BufferFact:
 class ParamBinding:
     path: str | None  # access path of the argument in the root's terms
     buffer: BufferFact | None
+    # (class, attribute) when the argument is the caller's `self.attribute`: a
+    # test of the parameter is a test of that attribute (its mode correlations).
+    owner: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)

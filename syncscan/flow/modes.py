@@ -10,11 +10,13 @@ assumption is recorded (three-valued logic).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from syncscan.flow.buffers import BufferOracle
 from syncscan.flow.frames import Frame
-from syncscan.flow.state import PathState
+from syncscan.flow.state import ENTRY, SET, PathState
 from syncscan.index import ir
-from syncscan.resolve.types import TypeOracle
+from syncscan.resolve.types import Scope, TypeOracle
 
 _MAX_DEPTH = 6
 
@@ -28,14 +30,16 @@ class ModeOracle:
         root_mode_params: frozenset[str],
         assume_true: frozenset[str] = frozenset(),
         idle_conditions: frozenset[str] = frozenset(),
+        step_flags: frozenset[str] = frozenset(),
     ) -> None:
         self.assume_true = assume_true
+        self.step_flags = step_flags
         self.idle_conditions = idle_conditions
         self.types = types
         self.buffers = buffers
         self.assigned_on_step = assigned_on_step
         self.root_mode_params = root_mode_params
-        self._nonnull: dict[tuple[str, str], tuple[ir.Expr, bool] | None] = {}
+        self._nonnull: dict[tuple[str, str], tuple[ir.Expr, Scope] | None] = {}
 
     # ------------------------------------------------------------------ splitting
     def split(
@@ -81,16 +85,18 @@ class ModeOracle:
         idle = self._idle(test, frame)
         if idle is not None:
             return self._split_on(*idle, states)
+        flag = self._flag(test, frame)
+        if flag is not None:
+            return self._split_on_flag(*flag, states)
         assigned = self._assigned(test, frame, states)
         if assigned is not None:
             return self._split_on(*assigned, states)
         atom = self.predicate(test, frame, depth)
         if atom is None:
             return states, states
-        if isinstance(atom, tuple) and isinstance(atom[0], ir.Expr):
-            expr, polarity = atom
-            t, f = self.split(expr, frame, states, depth + 1)
-            return (t, f) if polarity else (f, t)
+        if isinstance(atom, Correlated):
+            t, f = self.split(atom.test, atom.frame, states, depth + 1)
+            return (t, f) if atom.polarity else (f, t)
         key, polarity = atom
         return self._split_on(key, polarity, states)
 
@@ -105,6 +111,43 @@ class ModeOracle:
             if known is None:
                 true_states.append(state.assume(key, polarity))
                 false_states.append(state.assume(key, not polarity))
+            elif known == polarity:
+                true_states.append(state)
+            else:
+                false_states.append(state)
+        return true_states, false_states
+
+    def _flag(self, test: ir.Expr, frame: Frame) -> tuple[str, bool] | None:
+        """`x.flag is None` of a per-step flag (assigned on the step, compared
+        with None): (its access path, whether the test's truth means it is set)."""
+        if not self.step_flags:
+            return None
+        if not (isinstance(test, ir.Compare) and len(test.ops) == 1):
+            return None
+        right = test.comparators[0]
+        if test.ops[0] not in ("is", "is not") or not _is_none(right):
+            return None
+        path = self.buffers.access_path(test.left, frame)
+        if path is None or path.rsplit(".", 1)[-1] not in self.step_flags:
+            return None
+        return path, test.ops[0] == "is not"
+
+    def _split_on_flag(
+        self, path: str, polarity: bool, states: list[PathState]
+    ) -> tuple[list[PathState], list[PathState]]:
+        """Split on whether the flag at `path` is set. A path that tests it
+        before setting it also records what it found at the step's entry: the
+        previous step left it so (`StepAnalyzer` pairs steps by it)."""
+        key, entry = assigned_key(path), entry_key(path)
+        true_states: list[PathState] = []
+        false_states: list[PathState] = []
+        for state in states:
+            known = state.assumed(key)
+            if known is None:
+                fresh = state.assumed(entry) is None
+                for value, out in ((polarity, true_states), (not polarity, false_states)):
+                    decided = state.assume(key, value)
+                    out.append(decided.assume(entry, value) if fresh else decided)
             elif known == polarity:
                 true_states.append(state)
             else:
@@ -155,8 +198,10 @@ class ModeOracle:
         return target is not None and target in self.assume_true
 
     # ------------------------------------------------------------------ atoms
-    def predicate(self, expr: ir.Expr, frame: Frame, depth: int = 0):
-        """(key, polarity), (correlated expr, polarity), or None for data."""
+    def predicate(
+        self, expr: ir.Expr, frame: Frame, depth: int = 0
+    ) -> tuple[str, bool] | Correlated | None:
+        """(key, polarity), a correlated condition, or None for data."""
         if depth > _MAX_DEPTH:
             return None  # locals assigned from each other (`a = b; b = a`)
         if isinstance(expr, ir.Compare) and len(expr.ops) == 1:
@@ -165,6 +210,8 @@ class ModeOracle:
                 inner = self.predicate(expr.left, frame, depth + 1)
                 if inner is None:
                     return None
+                if isinstance(inner, Correlated):
+                    return inner.polar(inner.polarity == (op == "is not"))
                 return (inner[0], inner[1] == (op == "is not"))
             if op in ("==", "!=") and isinstance(right, ir.Const):
                 key = self._mode_path(expr.left, frame)
@@ -204,6 +251,8 @@ class ModeOracle:
             return path
         if not path.startswith("self.") or "[]" in path:
             return None
+        if path.rsplit(".", 1)[-1] in self.step_flags:
+            return None
         first = _first_self_attr(expr, frame, self.types)
         if first is None and isinstance(expr, ir.Name) and frame.param(expr.id) is not None:
             # A parameter bound to the root's attribute (`async_barrier(self.ev)`
@@ -218,52 +267,97 @@ class ModeOracle:
             return None
         return path
 
-    def _correlated(self, expr: ir.Expr, frame: Frame):
-        """`self.ev` where `__init__` set `self.ev = X() if P else None` -> (P, True)."""
-        if not (
+    def _correlated(self, expr: ir.Expr, frame: Frame) -> Correlated | None:
+        """`self.ev` (or a parameter bound to the caller's `self.ev`) where the
+        class sets `ev` non-None exactly when P holds: testing it tests P."""
+        if (
             isinstance(expr, ir.Attr)
             and isinstance(expr.base, ir.Name)
             and expr.base.id == "self"
             and frame.scope.self_class
         ):
+            owner, holder = (frame.scope.self_class, expr.attr), frame.self_path
+        elif isinstance(expr, ir.Name) and (binding := frame.param(expr.id)) is not None:
+            if binding.owner is None or binding.path is None or "." not in binding.path:
+                return None
+            owner, holder = binding.owner, binding.path.rsplit(".", 1)[0]
+        else:
             return None
-        key = (frame.scope.self_class, expr.attr)
-        if key not in self._nonnull:
-            self._nonnull[key] = self._nonnull_condition(*key)
-        return self._nonnull[key]
+        if owner not in self._nonnull:
+            self._nonnull[owner] = self._nonnull_condition(*owner)
+        found = self._nonnull[owner]
+        if found is None:
+            return None
+        test, scope = found
+        inner = Frame(scope, holder, (), frame.mode_params, frame.relpath)
+        return Correlated(test, True, inner)
 
-    def _nonnull_condition(self, class_qualname: str, attr: str) -> tuple[ir.Expr, bool] | None:
+    def _nonnull_condition(self, class_qualname: str, attr: str) -> tuple[ir.Expr, Scope] | None:
+        """The condition under which the class's only non-None assignment of
+        `attr` runs (the ifs around it, and an `X() if P else None` value), with
+        the scope it is written in; None when `attr` is not set that way."""
         if (class_qualname, attr) in self.assigned_on_step:
             return None
         values = [
-            value
-            for target, value, _ in self.types.attribute_assignments(class_qualname)
+            (value, scope)
+            for target, value, scope in self.types.attribute_assignments(class_qualname)
             if target == attr
         ]
-        non_none = [v for v in values if not _is_none(v)]
-        if len(values) > 1 and len(non_none) == 1:
-            # `self.ev = None` then `if P: self.ev = Event()`: non-None exactly when P.
-            return self._guarded_assignment(class_qualname, attr)
-        if len(values) != 1 or not isinstance(values[0], ir.IfExp):
+        non_none = [(v, s) for v, s in values if not _is_none(v)]
+        if len(non_none) != 1 or non_none[0][1].function is None:
             return None
-        value = values[0]
-        if _is_none(value.orelse) and not _is_none(value.body):
-            return (value.test, True)
-        if _is_none(value.body) and not _is_none(value.orelse):
-            return (value.test, False)
-        return None
+        value, scope = non_none[0]
+        conditions: list[ir.Expr] = []
+        if len(values) > 1:
+            # `self.ev = None` then `if P: self.ev = Event()`: non-None exactly when P.
+            guard = _guard_of(scope.function.body, attr)
+            if guard is None:
+                return None
+            conditions.extend(guard)
+        if isinstance(value, ir.IfExp) and _is_none(value.orelse) != _is_none(value.body):
+            test = value.test
+            conditions.append(test if _is_none(value.orelse) else ir.Not(test))
+        if not conditions:
+            return None
+        if len(conditions) == 1:
+            return conditions[0], scope
+        return ir.BoolOp("and", tuple(conditions)), scope
 
-    def _guarded_assignment(self, class_qualname: str, attr: str) -> tuple[ir.Expr, bool] | None:
-        """The `P` of `if P: self.attr = X()` in the class's methods (its only
-        non-None assignment), when no `else` assigns it too."""
-        for cls in self.types.program.mro(class_qualname):
-            for method in cls.methods.values():
-                for stmt in method.body:
-                    if not isinstance(stmt, ir.If):
-                        continue
-                    if _assigns(stmt.body, attr) and not _assigns(stmt.orelse, attr):
-                        return (stmt.test, True)
+
+@dataclass(frozen=True)
+class Correlated:
+    """A test that means another condition: `test` (with `polarity`), written
+    in `frame` (the method that sets the attribute, its `self` at the holder)."""
+
+    test: ir.Expr
+    polarity: bool
+    frame: Frame
+
+    def polar(self, polarity: bool) -> Correlated:
+        return Correlated(self.test, polarity, self.frame)
+
+
+def _guard_of(stmts: tuple[ir.Stmt, ...], attr: str) -> list[ir.Expr] | None:
+    """The tests of the ifs around the one non-None `self.attr = ...` in
+    `stmts` (negated on an else branch); None when it also runs without them
+    or sits in a loop (the ifs do not say when it runs)."""
+    for stmt in stmts:
+        if not _assigns((stmt,), attr):
+            continue
+        if isinstance(stmt, ir.Assign):
+            return []
+        if isinstance(stmt, ir.If):
+            in_body, in_else = _assigns(stmt.body, attr), _assigns(stmt.orelse, attr)
+            if in_body == in_else:
+                return None
+            inner = _guard_of(stmt.body if in_body else stmt.orelse, attr)
+            if inner is None:
+                return None
+            return [stmt.test if in_body else ir.Not(stmt.test), *inner]
+        if isinstance(stmt, ir.With):
+            return _guard_of(stmt.body, attr)
         return None
+    return None
 
 
 def _assigns(stmts: tuple[ir.Stmt, ...], attr: str) -> bool:
@@ -283,18 +377,33 @@ def _assigns(stmts: tuple[ir.Stmt, ...], attr: str) -> bool:
     return False
 
 
-ASSIGNED_SUFFIX = " is set"
+ASSIGNED_SUFFIX = SET
+ENTRY_SUFFIX = SET + ENTRY
 
 
 def is_per_step(predicate: str, idle_conditions: frozenset[str]) -> bool:
     """Data a step decides for itself (an idle step, an attribute the step set),
     as opposed to an instance mode that every step of the loop shares."""
-    return predicate in idle_conditions or predicate.endswith(ASSIGNED_SUFFIX)
+    return (
+        predicate in idle_conditions
+        or predicate.endswith(ASSIGNED_SUFFIX)
+        or predicate.endswith(ENTRY_SUFFIX)
+    )
 
 
 def assigned_key(path: str) -> str:
     """The assumption a path records when it assigns `path` itself: it holds a value."""
     return f"{path}{ASSIGNED_SUFFIX}"
+
+
+def entry_key(path: str) -> str:
+    """What a path found a per-step flag to be when the step began."""
+    return f"{path}{ENTRY_SUFFIX}"
+
+
+def entry_path(predicate: str) -> str | None:
+    """The flag's path of an `entry_key`, None for any other predicate."""
+    return predicate.removesuffix(ENTRY_SUFFIX) if predicate.endswith(ENTRY_SUFFIX) else None
 
 
 def condition_text(test: ir.Expr) -> str | None:

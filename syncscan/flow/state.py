@@ -125,6 +125,12 @@ class PathState:
         kept = tuple((k, v) for k, v in self.assumptions if k != predicate)
         return self.but(assumptions=tuple(sorted((*kept, (predicate, value)))))
 
+    def forget(self, predicate: str) -> PathState:
+        """Drop what was assumed of `predicate` (it was set to an unknown value)."""
+        if self.assumed(predicate) is None:
+            return self
+        return self.but(assumptions=tuple((k, v) for k, v in self.assumptions if k != predicate))
+
     def pending_ids(self) -> frozenset[str]:
         return frozenset(b for b, _, _ in self.pending)
 
@@ -233,7 +239,9 @@ def merge(states: list[PathState]) -> list[PathState]:
         return joined
     groups: dict[tuple, list[PathState]] = {}
     for state in joined:
-        groups.setdefault(state.facts(), []).append(state)
+        # Per-step flags as the step found them stay apart: they say which
+        # previous steps this one can follow.
+        groups.setdefault((state.facts(), _entries(state)), []).append(state)
     merged: list[PathState] = []
     for group in groups.values():
         first = group[0]
@@ -247,10 +255,13 @@ def merge(states: list[PathState]) -> list[PathState]:
     # write, a reader, an unwaited launch, a wait, a race, a protocol) join,
     # whatever buffers they left pending; the mode they share is kept.
     # Root parameters (`dummy_run`, names without a dot) stay apart: they select
-    # an entry point's whole behaviour.
+    # an entry point's whole behaviour; so do per-step flags as the step found
+    # them (which previous steps it can follow).
     coarse: dict[tuple, list[PathState]] = {}
     for state in merged:
-        params = tuple((k, v) for k, v in state.assumptions if is_root_parameter(k))
+        params = tuple((k, v) for k, v in state.assumptions if is_root_parameter(k)) + _entries(
+            state
+        )
         # The waits made stay apart too: joining a state that waited on a guard's
         # event with one that did not would strip the guard from every write.
         coarse.setdefault((params, state.verdict_facts(), state.waited), []).append(state)
@@ -259,6 +270,9 @@ def merge(states: list[PathState]) -> list[PathState]:
     ]
 
 
+SET = " is set"  # ends a per-step attribute's value as the path left it (modes.assigned_key)
+ENTRY = " at entry"  # ends a per-step flag's value when the step began (modes.entry_key)
+
 MAX_STATES = 16  # states per program point before the widening joins them
 
 
@@ -266,6 +280,11 @@ def is_root_parameter(predicate: str) -> bool:
     """A root parameter (`dummy_run`; no dot, no operator): chosen per call, so
     it selects an entry point's whole behaviour and the next call may differ."""
     return "." not in predicate and " " not in predicate
+
+
+def _entries(state: PathState) -> tuple[tuple[str, bool], ...]:
+    """What the path knows of per-step attributes: as it found them, as it left them."""
+    return tuple((k, v) for k, v in state.assumptions if k.endswith((ENTRY, SET)))
 
 
 def _shared(states: list[PathState]) -> tuple[tuple[str, bool], ...]:

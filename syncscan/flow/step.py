@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from syncscan.flow.modes import is_per_step
+from syncscan.flow.modes import assigned_key, entry_path, is_per_step
 from syncscan.flow.state import (
     DEVICE_BARRIER,
     HOST_READ,
@@ -339,11 +339,18 @@ class StepAnalyzer:
         (per-step data, like an idle step or an attribute set this step, may not)."""
         idle = self.packs.vocabulary.names("idle_conditions")
         other = dict(b.assumptions)
-        return all(
+        if not all(
             other.get(k, v) == v
             for k, v in a.assumptions
             if not is_per_step(k, idle) and not is_root_parameter(k)
-        )
+        ):
+            return False
+        # A per-step flag `b` found at its entry is what `a` left it as.
+        for key, value in b.assumptions:
+            path = entry_path(key)
+            if path is not None and a.assumed(assigned_key(path)) not in (None, value):
+                return False
+        return True
 
     def _leaves_slot_unwaited(
         self, state: PathState, returns: tuple[ReturnInfo, ...], buffer: str

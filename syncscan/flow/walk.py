@@ -349,16 +349,34 @@ class Walker:
         if isinstance(target, ir.Seq):
             for element in target.elts:
                 states = self.assignment(element, stmt, frame, states)
-        if at_root and isinstance(target, ir.Attr) and stmt.aug_op is None and stmt.value:
+        if not (isinstance(target, ir.Attr) and stmt.aug_op is None and stmt.value):
+            return states
+        flag = target.attr in self.modes.step_flags
+        if at_root or flag:
             # `self.state = State(...)` / `= None` in a phase of the step: a later
             # `if self.state is None` on this path (the continuation) is decided
-            # by it. Only the root's own phases: deeper, it would split callees.
+            # by it. Only the root's own phases and per-step flags (whose value
+            # the next step reads): deeper, it would split callees.
             path = self.buffers.access_path(target, frame)
+            if path is None:
+                return states
+            key = assigned_key(path)
             known = self.types.surely_not_none(stmt.value, frame.scope)
-            if path is not None and known is not None:
-                key = assigned_key(path)
-                states = [s.decide(key, known) for s in states]
+            if known is None and flag and self._returns_tensor(stmt.value):
+                known = True
+            if known is not None:
+                return [s.decide(key, known) for s in states]
+            if flag:  # set to what cannot be told: the path no longer knows it
+                return [s.forget(key) for s in states]
         return states
+
+    def _returns_tensor(self, value: ir.Expr) -> bool:
+        """`x.unsqueeze(1)`: a tensor method's result, never None (torch pack)."""
+        return (
+            isinstance(value, ir.Call)
+            and isinstance(value.func, ir.Attr)
+            and value.func.attr in self.vocab.names("tensor_methods")
+        )
 
     def write(
         self,
@@ -660,8 +678,16 @@ class Walker:
             arg = call.args[index] if index < len(call.args) else kwargs.get(param.name)
             if arg is None or isinstance(arg, ir.Opaque):
                 continue
+            owner = None
+            if (
+                isinstance(arg, ir.Attr)
+                and isinstance(arg.base, ir.Name)
+                and arg.base.id == "self"
+                and frame.scope.self_class
+            ):
+                owner = (frame.scope.self_class, arg.attr)
             binding = ParamBinding(
-                self.buffers.access_path(arg, frame), self.buffers.provenance(arg, frame)
+                self.buffers.access_path(arg, frame), self.buffers.provenance(arg, frame), owner
             )
             if binding.path is None and binding.buffer is None:
                 continue

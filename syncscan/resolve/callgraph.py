@@ -40,7 +40,16 @@ class CallGraph:
     # not follow: each may hide a wait, a pinned write or a launch.
     unresolved_sites: list[tuple[str, int, str, str]] = field(default_factory=list)
     assigned_attrs: set[tuple[str, str]] = field(default_factory=set)
+    # Attribute names the step assigns through `self` (`self.a.flag = ...`) and
+    # tests against None where it waits: per-step flags, whose value one step
+    # leaves to the next and which decide whether the next one waits.
+    chain_assigned: set[str] = field(default_factory=set)
+    none_tested: set[str] = field(default_factory=set)
     incomplete: bool = False
+
+    @property
+    def step_flags(self) -> frozenset[str]:
+        return frozenset(self.chain_assigned & self.none_tested)
 
     def node_count(self) -> int:
         return self.graph.number_of_nodes()
@@ -57,8 +66,11 @@ def crawl(
     resolver: CallResolver,
     roots: list[tuple[FunctionSummary, str | None]],
     graph: CallGraph | None = None,
+    wait_methods: frozenset[str] = frozenset(),
 ) -> CallGraph:
-    """Breadth-first over the resolved calls from `roots`."""
+    """Breadth-first over the resolved calls from `roots`. A None test counts
+    toward the step's flags only where it decides whether the host waits
+    (`wait_methods`)."""
     graph = graph or CallGraph()
     seen: set[tuple[str, str | None]] = set()
     frontier = list(roots)
@@ -80,6 +92,8 @@ def crawl(
         if self_class:
             for attr, _, _ in _self_assignments(function.body):
                 graph.assigned_attrs.add((self_class, attr))
+        graph.chain_assigned.update(_chain_assigned(function.body))
+        graph.none_tested.update(_none_tested(function.body, wait_methods))
         for call in _calls_in(function.body):
             site = resolver.resolve(call, scope)
             if site.resolved:
@@ -106,6 +120,72 @@ def _opaque_method_call(call: ir.Call, site: CallSite) -> str | None:
         return None
     base = ir.dotted(call.func.base)
     return f"{base or '<expr>'}.{call.func.attr}(...)"
+
+
+def _chain_assigned(stmts: tuple[ir.Stmt, ...]):
+    """Names of attributes assigned on an object reached from `self`."""
+    for stmt in stmts:
+        if isinstance(stmt, ir.Assign):
+            for target in stmt.targets:
+                if isinstance(target, ir.Attr) and (ir.dotted(target) or "").startswith("self."):
+                    yield target.attr
+        for child in ir.child_blocks(stmt):
+            yield from _chain_assigned(child)
+
+
+def _none_tested(stmts: tuple[ir.Stmt, ...], wait_methods: frozenset[str]):
+    """Names of attributes whose None test decides whether the host waits: an
+    `if` on `x.a is None` (or on a local read from `x.a`) with a wait in a
+    branch, or returning early before a wait that follows it."""
+    locals_: dict[str, str] = {}
+    tested: list[ir.Expr] = []
+
+    def waits(block: tuple[ir.Stmt, ...]) -> bool:
+        return any(
+            isinstance(c.func, ir.Attr) and c.func.attr in wait_methods for c in _calls_in(block)
+        )
+
+    def visit(block: tuple[ir.Stmt, ...]) -> None:
+        for index, stmt in enumerate(block):
+            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Attr):
+                for target in stmt.targets:
+                    if isinstance(target, ir.Name):
+                        locals_[target.id] = stmt.value.attr
+            if isinstance(stmt, ir.If) and (
+                waits(stmt.body)
+                or waits(stmt.orelse)
+                or (_exits(stmt.body) and waits(block[index + 1 :]))
+            ):
+                tested.extend(_none_compared(stmt.test))
+            for child in ir.child_blocks(stmt):
+                visit(child)
+
+    visit(stmts)
+    for expr in tested:
+        if isinstance(expr, ir.Attr):
+            yield expr.attr
+        elif isinstance(expr, ir.Name) and expr.id in locals_:
+            yield locals_[expr.id]
+
+
+def _exits(block: tuple[ir.Stmt, ...]) -> bool:
+    return bool(block) and isinstance(block[-1], ir.Return | ir.Raise)
+
+
+def _none_compared(expr: ir.Expr):
+    """The operands `e` of every `e is None` / `e is not None` inside `expr`."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if (
+            isinstance(node, ir.Compare)
+            and len(node.ops) == 1
+            and node.ops[0] in ("is", "is not")
+            and isinstance(node.comparators[0], ir.Const)
+            and node.comparators[0].value is None
+        ):
+            yield node.left
+        stack.extend(ir.children(node))
 
 
 def _calls_in(stmts: tuple[ir.Stmt, ...]):
