@@ -450,3 +450,62 @@ class Runner:
         return {{}}
 """
     assert codes(tmp_path, source) == []
+
+
+def test_merged_paths_keep_the_modes_they_had(tmp_path: Path) -> None:
+    """Two paths with the same facts merge only where their modes combine
+    exactly. `post` returns early when `not spec` or when `spec and not hybrid`;
+    keeping only the assumptions those two share would make the merged path
+    one of every mode, `spec and hybrid` included, and it does not wait. Taken
+    as the next step of the `spec and hybrid` step (whose next step waits in
+    `post` before it rewrites `ids`), it would make that step's copy unbounded.
+    The shape of vLLM 0.19.1's _update_states_after_model_execute."""
+    source = """
+class Runner:
+    def __init__(self, cfg):
+        self.spec = cfg.spec
+        self.hybrid = cfg.hybrid
+        self.sync_at_end = cfg.sync_at_end
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+        self.counts_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+
+    def post(self):
+        if not self.spec or not self.hybrid:
+            return
+        self.counts_gpu.cpu()
+
+    def execute_model(self, batch):
+        self.post()
+        self.ids[: len(batch)] = batch
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+        if self.sync_at_end:
+            torch.cuda.synchronize()
+        return {}
+"""
+    write_project(tmp_path, {"eng.py": KERNEL + source}, PACK)
+    result = analyse(tmp_path)
+    verdicts = {
+        tuple(sorted(p.state.assumptions)): p.verdict
+        for r in result.analysis.step_results
+        for p in r.paths
+    }
+    both = (("self.hybrid", True), ("self.spec", True), ("self.sync_at_end", False))
+    assert verdicts[both] == "not rewritten"
+    # The modes that never wait stay reported, each under its own mode.
+    assert verdicts[(("self.spec", False), ("self.sync_at_end", False))] == "unbounded"
+    not_hybrid = (("self.hybrid", False), ("self.spec", True), ("self.sync_at_end", False))
+    assert verdicts[not_hybrid] == "unbounded"
+
+
+def test_exact_modes() -> None:
+    """The union of the modes, as few conjunctions as the two rules give."""
+    from syncscan.flow.state import exact_modes
+
+    a, b, c = ("a", True), ("b", True), ("c", True)
+    not_a, not_b = ("a", False), ("b", False)
+    assert exact_modes([(a,), (not_a,)]) == [()]
+    assert exact_modes([(a,), (a, b)]) == [(a,)]
+    assert exact_modes([(a, b), (a, not_b), (not_a,)]) == [()]
+    assert sorted(exact_modes([(not_a,), (a, not_b)])) == [(not_a,), (a, not_b)]
+    assert sorted(exact_modes([(a, c), (not_a, b)])) == [(not_a, b), (a, c)]

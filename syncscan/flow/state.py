@@ -226,8 +226,10 @@ def merge(states: list[PathState]) -> list[PathState]:
     The join is a may/must join: what some path may have done (pending
     accesses, writes, races, an unwaited launch) is kept from every state;
     what a path must have done (the waits met before a write, the waits made)
-    only where all did. States left with equal facts keep only the assumptions
-    they share. So a step's states stay as few as its mode assignments.
+    only where all did. States left with equal facts merge where their modes
+    combine exactly (`exact_modes`): `x` and `not x` into neither, a mode into a
+    more general one. So a step's states stay as few as its mode assignments,
+    and a merged state never claims a mode none of its paths had.
     """
     if len(states) < 2:
         return states
@@ -248,7 +250,7 @@ def merge(states: list[PathState]) -> list[PathState]:
         if len(group) == 1:
             merged.append(first)
             continue
-        merged.append(first.but(assumptions=_shared(group)))
+        merged.extend(first.but(assumptions=m) for m in exact_modes([s.assumptions for s in group]))
     if len(merged) <= MAX_STATES:
         return merged
     # Widening: past the cap, states that agree on what decides a verdict (a
@@ -285,6 +287,34 @@ def is_root_parameter(predicate: str) -> bool:
 def _entries(state: PathState) -> tuple[tuple[str, bool], ...]:
     """What the path knows of per-step attributes: as it found them, as it left them."""
     return tuple((k, v) for k, v in state.assumptions if k.endswith((ENTRY, SET)))
+
+
+def exact_modes(modes: list[tuple[tuple[str, bool], ...]]) -> list[tuple[tuple[str, bool], ...]]:
+    """The fewest conjunctions whose union is exactly the union of `modes`, as far
+    as two rules find it: a mode absorbs any mode that assumes more (`x` absorbs
+    `x and y`), and two modes that differ only in one predicate's value join
+    without it (`x and y`, `x and not y`: `x`). Keeping only the shared
+    assumptions instead would claim combinations no path had: `not spec` and
+    `spec and not hybrid` would become a path of any mode, `spec and hybrid`
+    included, and a next step the loop cannot run would pair with this one."""
+    sets = list(dict.fromkeys(frozenset(m) for m in modes))
+    changed = True
+    while changed and len(sets) > 1:
+        changed = False
+        kept = [m for m in sets if not any(o < m for o in sets)]
+        if len(kept) < len(sets):
+            sets, changed = kept, True
+            continue
+        for i, a in enumerate(sets):
+            for b in sets[i + 1 :]:
+                differ = a ^ b
+                if len(differ) == 2 and len({k for k, _ in differ}) == 1:
+                    sets = [m for m in sets if m is not a and m is not b] + [a - differ]
+                    changed = True
+                    break
+            if changed:
+                break
+    return [tuple(sorted(m)) for m in sets]
 
 
 def _shared(states: list[PathState]) -> tuple[tuple[str, bool], ...]:
