@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,8 @@ class Record:
     line: int
     fingerprint: str
     step_root: str = ""  # the root the finding was found from (SYNC002: the transition)
+    # The functions the witness path passes through (not part of the identity).
+    witness_functions: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -88,6 +90,7 @@ def record_from(release: str, data: Mapping[str, Any]) -> Record:
         line=int(data["line"]),
         fingerprint=str(data["fingerprint"]),
         step_root=str(data.get("step_root") or ""),
+        witness_functions=tuple(str(w.get("function") or "") for w in data.get("witness") or ()),
     )
 
 

@@ -91,11 +91,17 @@ class Outcome:
         return "elsewhere" if self.new else "missed"
 
     def hits(self, record: Record) -> bool:
-        """The expected code, at an expected function or found from it as the root.
+        """The expected code, at an expected function, found from it as the root,
+        or with it on the witness path.
 
         A SYNC003 finding sits at the write, which may be three calls below the step
-        whose guard the mutation broke; the root names that step."""
-        located = {record.function, record.step_root} & set(self.mutation.functions)
+        whose guard the mutation broke; the root names that step. A write made by
+        the next step (another entry point) has that entry point on its witness."""
+        located = {
+            record.function,
+            record.step_root,
+            *record.witness_functions,
+        } & set(self.mutation.functions)
         return (
             record.code == self.mutation.code
             and bool(located)

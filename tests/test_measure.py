@@ -32,7 +32,12 @@ def mutation(kind: str) -> Mutation:
 
 
 def record(
-    fingerprint: str, function: str = RUNNER, mode: str = "", step_root: str = "", **kw: str
+    fingerprint: str,
+    function: str = RUNNER,
+    mode: str = "",
+    step_root: str = "",
+    via: str = "",
+    **kw: str,
 ) -> Record:
     fields = {"release": "0.29.0", "code": "SYNC003", "severity": "error"} | kw
     return Record(
@@ -42,6 +47,7 @@ def record(
         line=1,
         fingerprint=fingerprint,
         step_root=step_root,
+        witness_functions=(step_root, via) if via else (),
         **fields,
     )
 
@@ -59,6 +65,11 @@ BASE = [record("1")]
         ([record("1"), record("5", severity="note")], "elsewhere"),
         ([record("1"), record("6", function="a.write", step_root=RUNNER)], "reported"),
         ([record("1"), record("7", function="a.write", step_root="b.step")], "elsewhere"),
+        # a write of the next step, made from the entry point the mutation broke
+        (
+            [record("1"), record("8", function="a.write", step_root="b.step", via=RUNNER)],
+            "reported",
+        ),
     ],
 )
 def test_a_bug_counts_only_a_new_finding_of_its_code_at_its_function(
