@@ -200,7 +200,7 @@ class StepAnalyzer:
             return StepPath(
                 state, returns, OUTSIDE_GUARD,
                 "a host write in this step races a device access launched before it",
-                race=state.races[0],
+                race=telling(state.races),
             )  # fmt: skip
         if state.write is None and not state.pending:
             return StepPath(
@@ -226,7 +226,7 @@ class StepAnalyzer:
                     return StepPath(
                         state, returns, OUTSIDE_GUARD if end.guarded else UNBOUNDED,
                         f"{resolver} reads host memory before any wait that covers it",
-                        race=end.races[len(state.races)],
+                        race=telling(end.races[len(state.races) :]),
                     )  # fmt: skip
             # The engine resolves this step before it admits `bound` more, and a
             # round-robin pool is as deep as that bound: the slots the resolution
@@ -319,7 +319,9 @@ class StepAnalyzer:
         (`exposed`). A write to what this path left pending, with no wait that
         covers it before, races it. A slot of a pool comes back only after
         `depth` steps, so it races only when the next path leaves the pool
-        unwaited too (the path can repeat)."""
+        unwaited too (the path can repeat). A host read is the race shown
+        (`telling`) where there is one."""
+        races: list[Race] = []
         for state, returns in next_steps:
             if not self._same_mode(end, state):
                 continue
@@ -331,8 +333,10 @@ class StepAnalyzer:
                     continue
                 if is_slot(buffer) and not self._leaves_slot_unwaited(state, returns, buffer):
                     continue
-                return (buffer, write, access)
-        return None
+                if buffer.endswith(HOST_READ):
+                    return (buffer, write, access)
+                races.append((buffer, write, access))
+        return telling(races) if races else None
 
     def _same_mode(self, a: PathState, b: PathState) -> bool:
         """Two paths the loop can take one after the other: their instance modes agree
@@ -356,6 +360,14 @@ class StepAnalyzer:
         self, state: PathState, returns: tuple[ReturnInfo, ...], buffer: str
     ) -> bool:
         return any(same_memory(buffer, b) for b in self._left_pending(state, returns))
+
+
+def telling(races: tuple[Race, ...] | list[Race]) -> Race:
+    """The race a finding shows: the first host read of memory a copy is still
+    writing (the host computes with data that has not landed), else the first
+    race. A host write that a landing copy overwrites corrupts only where the
+    written value is read again; a read uses the wrong value at once."""
+    return next((r for r in races if r[0].endswith(HOST_READ)), races[0])
 
 
 def _discarded(state: PathState, returns: tuple[ReturnInfo, ...]) -> StepPath:

@@ -162,6 +162,7 @@ class Walker:
                 states = self.expr(stmt.value.value, frame, states, depth)
                 return on_yield(states)
             states = self.expr(stmt.value, frame, states, depth)
+            states = self.element_reads(stmt, frame, states)
             for target in stmt.targets:
                 states = self.assignment(target, stmt, frame, states, depth == 0)
             return states, []
@@ -393,12 +394,23 @@ class Walker:
         trace, identity = access
         return [s.on_write(trace, identity) for s in states]
 
+    def element_reads(
+        self, stmt: ir.Assign, frame: Frame, states: list[PathState]
+    ) -> list[PathState]:
+        """`y = pinned[i]` and the row swap `a[i], a[j] = a[j], a[i]`: the host
+        reads elements of pinned memory a pending D2H copy may still write."""
+        value = stmt.value
+        elements = value.elts if isinstance(value, ir.Seq) else (value,)
+        for element in elements:
+            if isinstance(element, ir.Subscript):
+                states = self.host_read(element.base, frame, states, (stmt.line, stmt.col))
+        return states
+
     def host_read(
-        self, buffer: ir.Expr, frame: Frame, states: list[PathState], call: ir.Call
+        self, buffer: ir.Expr, frame: Frame, states: list[PathState], where: tuple[int, int]
     ) -> list[PathState]:
         """`pinned.tolist()`: the host reads pinned memory a pending D2H copy may
         still write."""
-        where = (call.line, call.col)
         access = self._host_access(buffer, frame, where, "reads pinned buffer", reading=True)
         if access is None:
             return states
@@ -497,7 +509,7 @@ class Walker:
                 if method in vocab.names("device_wait_methods"):
                     return states  # orders streams on the device, never the host
             if method in vocab.names("implicit_wait_methods"):
-                states = self.host_read(site.receiver, frame, states, call)
+                states = self.host_read(site.receiver, frame, states, (call.line, call.col))
             if (
                 not self.barriers_only
                 and method in vocab.names("implicit_wait_methods")
