@@ -509,3 +509,140 @@ def test_exact_modes() -> None:
     assert exact_modes([(a, b), (a, not_b), (not_a,)]) == [()]
     assert sorted(exact_modes([(not_a,), (a, not_b)])) == [(not_a,), (a, not_b)]
     assert sorted(exact_modes([(a, c), (not_a, b)])) == [(not_a, b), (a, c)]
+
+
+# A guard created under nested conditions, and tested through helpers that take
+# it as a parameter: its non-None is the conjunction of the ifs around it.
+NESTED_GUARD = """
+def wait_for(event: torch.cuda.Event | None) -> None:
+    if event is not None:
+        event.synchronize()
+
+
+def record(event: torch.cuda.Event | None) -> None:
+    if event is not None:
+        event.record()
+
+
+class Runner:
+    def __init__(self, cfg):
+        self.overlap = cfg.overlap
+        self.spec = cfg.spec
+        self.draft = cfg.draft
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+        self.event = None
+        if self.spec:
+            if self.overlap:
+                self.event = {value}
+
+    def execute_model(self, batch):
+        wait_for(self.event)
+        self.ids[: len(batch)] = batch
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+        record(self.event)
+        if not (self.spec and self.overlap):
+            torch.cuda.synchronize()
+        return {{}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("torch.cuda.Event()", []),
+        # None with a draft model, in a mode that still overlaps steps
+        (
+            "torch.cuda.Event() if self.draft is None else None",
+            [("SYNC003", "eng.Runner.execute_model")],
+        ),
+    ],
+)
+def test_a_guard_is_correlated_with_every_condition_around_it(
+    tmp_path: Path, value: str, expected: list
+) -> None:
+    write_project(tmp_path, {"eng.py": KERNEL + NESTED_GUARD.format(value=value)}, PACK)
+    result = analyse(tmp_path)
+    assert sorted((f.code, f.location.function) for f in result.findings) == expected
+    for finding in result.findings:
+        assert dict(finding.mode).get("self.draft") is True
+
+
+# A per-step flag: the step waits on the previous step's event only when the
+# previous step left `state.prev` set. Set every step, every next step waits.
+FLAG = """
+class State:
+    def __init__(self):
+        self.prev = None
+
+
+class Runner:
+    def __init__(self):
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+        self.event = torch.cuda.Event()
+        self.state = State()
+
+    def execute_model(self, batch):
+        self._wait_previous()
+        self.ids[: len(batch)] = batch
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+        self.event.record()
+        self.state.prev = {value}
+        return {{}}
+
+    def _wait_previous(self):
+        prev = self.state.prev
+        if prev is None:
+            return
+        self.event.synchronize()
+"""
+
+
+@pytest.mark.parametrize(
+    ("value", "reported"),
+    [("self.ids_gpu.clone()", False), ("None", True)],
+)
+def test_a_flag_the_previous_step_set_decides_the_next_steps_wait(
+    tmp_path: Path, value: str, reported: bool
+) -> None:
+    found = codes(tmp_path, FLAG.format(value=value))
+    assert bool(found) == reported
+
+
+# A D2H copy into pinned memory lands later; the next step reads an element of
+# it on the host. Before the wait, the host reads what has not landed.
+D2H_READ = """
+class Runner:
+    def __init__(self):
+        self.counts = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.counts_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+        self.event = torch.cuda.Event()
+
+    def execute_model(self, batch):
+        {before}
+        first = self.counts[0]
+        {after}
+        self.counts.copy_(self.counts_gpu, non_blocking=True)
+        self.event.record()
+        return first
+"""
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "reported"),
+    [
+        ("pass", "self.event.synchronize()", True),
+        ("self.counts[2] = 1", "self.event.synchronize()", True),  # the read is shown
+        ("self.event.synchronize()", "pass", False),
+    ],
+)
+def test_a_host_read_of_a_landing_copy_is_the_race_shown(
+    tmp_path: Path, before: str, after: str, reported: bool
+) -> None:
+    write_project(tmp_path, {"eng.py": KERNEL + D2H_READ.format(before=before, after=after)}, PACK)
+    findings = analyse(tmp_path).findings
+    assert bool(findings) == reported
+    for finding in findings:
+        assert finding.code == "SYNC003"
+        assert "reads pinned buffer" in finding.witness[-1].note

@@ -398,6 +398,20 @@ def dedupe(states: list[PathState]) -> list[PathState]:
     return list(seen.values())
 
 
+def consistent(before: PathState, out: PathState) -> bool:
+    """Whether a callee's outcome (walked without some of the caller's
+    assumptions) can follow the caller's state: it assumed no mode, and no
+    per-step flag at the step's entry, otherwise than the caller. What a path
+    has set (` is set`) the callee may have changed."""
+    for key, value in out.assumptions:
+        if key.endswith(SET):
+            continue
+        known = before.assumed(key)
+        if known is not None and known != value:
+            return False
+    return True
+
+
 def canonical(state: PathState) -> PathState:
     """The input a callee is walked from: only what changes its behaviour."""
     return PathState(assumptions=state.assumptions)

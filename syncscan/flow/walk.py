@@ -24,6 +24,7 @@ from syncscan.flow.state import (
     WitnessStep,
     canonical,
     compose,
+    consistent,
     dedupe,
     fresh_identity,
     merge,
@@ -761,8 +762,9 @@ class Walker:
             # Completions inside the callee, seen from this caller's state.
             sink = self._completion_sink()
             for where, states in inside:
-                sink.append((where, [compose(state, s, step, known) for s in states]))
-        return [compose(state, out, step, known) for out in outs]
+                feasible = [s for s in states if consistent(state, s)]
+                sink.append((where, [compose(state, s, step, known) for s in feasible]))
+        return [compose(state, out, step, known) for out in outs if consistent(state, out)]
 
     def _visible(self, state: PathState, frame: Frame) -> PathState:
         prefix = f"{frame.self_path}." if frame.self_path else None
