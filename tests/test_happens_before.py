@@ -500,7 +500,7 @@ class Runner:
 
 def test_exact_modes() -> None:
     """The union of the modes, as few conjunctions as the two rules give."""
-    from syncscan.flow.state import exact_modes
+    from syncscan.flow.alternatives import exact_modes
 
     a, b, c = ("a", True), ("b", True), ("c", True)
     not_a, not_b = ("a", False), ("b", False)

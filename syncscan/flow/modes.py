@@ -109,8 +109,10 @@ class ModeOracle:
         for state in states:
             known = state.assumed(key)
             if known is None:
-                true_states.append(state.assume(key, polarity))
-                false_states.append(state.assume(key, not polarity))
+                if state.admits(key, polarity):
+                    true_states.append(state.assume(key, polarity))
+                if state.admits(key, not polarity):
+                    false_states.append(state.assume(key, not polarity))
             elif known == polarity:
                 true_states.append(state)
             else:

@@ -18,6 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from syncscan.flow import alternatives as alt
+from syncscan.flow.alternatives import Alternatives
+
 
 @dataclass(frozen=True)
 class WitnessStep:
@@ -62,6 +65,8 @@ class PathState:
     wait: Trace | None = None  # the last host wait
     guarded: bool = False  # the host waited on an event on this path (a protocol is in use)
     reloaded: frozenset[str] = frozenset()  # written, then read again by the device
+    # The modes a joined path may be in, where its assumptions lost some (alternatives.py).
+    alternatives: Alternatives = ()
 
     @property
     def in_flight(self) -> bool:
@@ -103,7 +108,15 @@ class PathState:
         )
 
     def key(self) -> tuple:
-        return (self.assumptions, *self.facts())
+        return (self.assumptions, self.alternatives, *self.facts())
+
+    def modes(self) -> Alternatives:
+        """The conjunctions this path's modes may be: its alternatives, or its assumptions."""
+        return self.alternatives or (self.assumptions,)
+
+    def admits(self, predicate: str, value: bool) -> bool:
+        """Whether some mode this path may be in allows `predicate` to be `value`."""
+        return alt.admits(self.alternatives, predicate, value)
 
     def assumed(self, predicate: str) -> bool | None:
         for key, value in self.assumptions:
@@ -118,18 +131,27 @@ class PathState:
         return _built(values)
 
     def assume(self, predicate: str, value: bool) -> PathState:
-        return self.but(assumptions=tuple(sorted((*self.assumptions, (predicate, value)))))
+        return self.but(
+            assumptions=tuple(sorted((*self.assumptions, (predicate, value)))),
+            alternatives=alt.refine(self.alternatives, predicate, value),
+        )
 
     def decide(self, predicate: str, value: bool) -> PathState:
         """`assume`, replacing what was assumed of `predicate` before."""
         kept = tuple((k, v) for k, v in self.assumptions if k != predicate)
-        return self.but(assumptions=tuple(sorted((*kept, (predicate, value)))))
+        return self.but(
+            assumptions=tuple(sorted((*kept, (predicate, value)))),
+            alternatives=alt.redecide(self.alternatives, predicate, value),
+        )
 
     def forget(self, predicate: str) -> PathState:
         """Drop what was assumed of `predicate` (it was set to an unknown value)."""
         if self.assumed(predicate) is None:
             return self
-        return self.but(assumptions=tuple((k, v) for k, v in self.assumptions if k != predicate))
+        return self.but(
+            assumptions=tuple((k, v) for k, v in self.assumptions if k != predicate),
+            alternatives=alt.redecide(self.alternatives, predicate, None),
+        )
 
     def pending_ids(self) -> frozenset[str]:
         return frozenset(b for b, _, _ in self.pending)
@@ -250,7 +272,10 @@ def merge(states: list[PathState]) -> list[PathState]:
         if len(group) == 1:
             merged.append(first)
             continue
-        merged.extend(first.but(assumptions=m) for m in exact_modes([s.assumptions for s in group]))
+        lost = alt.joined(((s.assumptions, s.alternatives) for s in group), ())
+        for mode in alt.exact_modes([s.assumptions for s in group]):
+            alternatives = alt.within(lost, mode) if any(s.alternatives for s in group) else ()
+            merged.append(first.but(assumptions=mode, alternatives=alternatives))
     if len(merged) <= MAX_STATES:
         return merged
     # Widening: past the cap, states that agree on what decides a verdict (a
@@ -287,34 +312,6 @@ def is_root_parameter(predicate: str) -> bool:
 def _entries(state: PathState) -> tuple[tuple[str, bool], ...]:
     """What the path knows of per-step attributes: as it found them, as it left them."""
     return tuple((k, v) for k, v in state.assumptions if k.endswith((ENTRY, SET)))
-
-
-def exact_modes(modes: list[tuple[tuple[str, bool], ...]]) -> list[tuple[tuple[str, bool], ...]]:
-    """The fewest conjunctions whose union is exactly the union of `modes`, as far
-    as two rules find it: a mode absorbs any mode that assumes more (`x` absorbs
-    `x and y`), and two modes that differ only in one predicate's value join
-    without it (`x and y`, `x and not y`: `x`). Keeping only the shared
-    assumptions instead would claim combinations no path had: `not spec` and
-    `spec and not hybrid` would become a path of any mode, `spec and hybrid`
-    included, and a next step the loop cannot run would pair with this one."""
-    sets = list(dict.fromkeys(frozenset(m) for m in modes))
-    changed = True
-    while changed and len(sets) > 1:
-        changed = False
-        kept = [m for m in sets if not any(o < m for o in sets)]
-        if len(kept) < len(sets):
-            sets, changed = kept, True
-            continue
-        for i, a in enumerate(sets):
-            for b in sets[i + 1 :]:
-                differ = a ^ b
-                if len(differ) == 2 and len({k for k, _ in differ}) == 1:
-                    sets = [m for m in sets if m is not a and m is not b] + [a - differ]
-                    changed = True
-                    break
-            if changed:
-                break
-    return [tuple(sorted(m)) for m in sets]
 
 
 def _shared(states: list[PathState]) -> tuple[tuple[str, bool], ...]:
@@ -372,9 +369,11 @@ def join(states: list[PathState], assumptions: tuple | None = None) -> PathState
             for b in events[name]
             if all(b in (s.event_snapshot(name) or ()) or b not in s.pending_ids() for s in states)
         )
+    shared = first.assumptions if assumptions is None else assumptions
     return _built(
         {
-            "assumptions": first.assumptions if assumptions is None else assumptions,
+            "assumptions": shared,
+            "alternatives": alt.joined(((s.assumptions, s.alternatives) for s in states), shared),
             "write": write,
             "written": written,
             "reader": reader,
@@ -577,6 +576,13 @@ def compose(before: PathState, out: PathState, step: WitnessStep, start: tuple =
     return _built(
         {
             "assumptions": merged,
+            "alternatives": alt.combined(
+                before.assumptions,
+                before.alternatives,
+                merged,
+                tuple(_joined(before.assumptions, m) for m in out.alternatives),
+                frozenset(k for k, _ in out.assumptions if k.endswith(SET)),
+            ),
             "write": before.write or (at(out.write) if out.write is not None else None),
             "written": before.written | out.written,
             "reader": reader,

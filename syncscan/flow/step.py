@@ -342,12 +342,7 @@ class StepAnalyzer:
         """Two paths the loop can take one after the other: their instance modes agree
         (per-step data, like an idle step or an attribute set this step, may not)."""
         idle = self.packs.vocabulary.names("idle_conditions")
-        other = dict(b.assumptions)
-        if not all(
-            other.get(k, v) == v
-            for k, v in a.assumptions
-            if not is_per_step(k, idle) and not is_root_parameter(k)
-        ):
+        if not any(_modes_agree(mode, other, idle) for mode in a.modes() for other in b.modes()):
             return False
         # A per-step flag `b` found at its entry is what `a` left it as.
         for key, value in b.assumptions:
@@ -360,6 +355,14 @@ class StepAnalyzer:
         self, state: PathState, returns: tuple[ReturnInfo, ...], buffer: str
     ) -> bool:
         return any(same_memory(buffer, b) for b in self._left_pending(state, returns))
+
+
+def _modes_agree(a: tuple, b: tuple, idle: frozenset[str]) -> bool:
+    """Two conjunctions of modes agree on every instance mode both name."""
+    other = dict(b)
+    return all(
+        other.get(k, v) == v for k, v in a if not is_per_step(k, idle) and not is_root_parameter(k)
+    )
 
 
 def telling(races: tuple[Race, ...] | list[Race]) -> Race:
