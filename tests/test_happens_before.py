@@ -646,3 +646,20 @@ def test_a_host_read_of_a_landing_copy_is_the_race_shown(
     for finding in findings:
         assert finding.code == "SYNC003"
         assert "reads pinned buffer" in finding.witness[-1].note
+
+
+def test_joined_alternatives_keep_the_modes_a_join_lost() -> None:
+    """Three paths joined under what they share keep their own modes: a split
+    skips a branch none admits, and a step pairs only where one agrees."""
+    from syncscan.flow.state import PathState, join
+
+    a, b = ("self.hybrid", True), ("self.align", True)
+    paths = [
+        PathState(assumptions=(a, ("self.align", False))),
+        PathState(assumptions=(("self.hybrid", False),)),
+    ]
+    joined = join(paths, ())
+    assert joined.assumptions == ()
+    assert joined.admits("self.align", False)
+    assert not joined.assume("self.hybrid", True).admits(*b)
+    assert joined.modes() == ((("self.align", False), a), (("self.hybrid", False),))
