@@ -399,12 +399,19 @@ class Walker:
         self, stmt: ir.Assign, frame: Frame, states: list[PathState]
     ) -> list[PathState]:
         """`y = pinned[i]` and the row swap `a[i], a[j] = a[j], a[i]`: the host
-        reads elements of pinned memory a pending D2H copy may still write."""
+        reads elements of pinned memory a pending D2H copy may still write.
+        Not of a buffer picked from a list at run time (`bufs[idx].np[i]`): which
+        one the host reads, and which one a copy writes, is not known (a double
+        buffer alternates exactly so that they differ)."""
         value = stmt.value
         elements = value.elts if isinstance(value, ir.Seq) else (value,)
         for element in elements:
-            if isinstance(element, ir.Subscript):
-                states = self.host_read(element.base, frame, states, (stmt.line, stmt.col))
+            if not isinstance(element, ir.Subscript):
+                continue
+            path = self.buffers.access_path(element.base, frame)
+            if path is not None and "[]" in path:
+                continue
+            states = self.host_read(element.base, frame, states, (stmt.line, stmt.col))
         return states
 
     def host_read(
