@@ -163,7 +163,6 @@ class Walker:
                 states = self.expr(stmt.value.value, frame, states, depth)
                 return on_yield(states)
             states = self.expr(stmt.value, frame, states, depth)
-            states = self.element_reads(stmt, frame, states)
             for target in stmt.targets:
                 states = self.assignment(target, stmt, frame, states, depth == 0)
             return states, []
@@ -394,25 +393,6 @@ class Walker:
             return states
         trace, identity = access
         return [s.on_write(trace, identity) for s in states]
-
-    def element_reads(
-        self, stmt: ir.Assign, frame: Frame, states: list[PathState]
-    ) -> list[PathState]:
-        """`y = pinned[i]` and the row swap `a[i], a[j] = a[j], a[i]`: the host
-        reads elements of pinned memory a pending D2H copy may still write.
-        Not of a buffer picked from a list at run time (`bufs[idx].np[i]`): which
-        one the host reads, and which one a copy writes, is not known (a double
-        buffer alternates exactly so that they differ)."""
-        value = stmt.value
-        elements = value.elts if isinstance(value, ir.Seq) else (value,)
-        for element in elements:
-            if not isinstance(element, ir.Subscript):
-                continue
-            path = self.buffers.access_path(element.base, frame)
-            if path is not None and "[]" in path:
-                continue
-            states = self.host_read(element.base, frame, states, (stmt.line, stmt.col))
-        return states
 
     def host_read(
         self, buffer: ir.Expr, frame: Frame, states: list[PathState], where: tuple[int, int]
