@@ -663,3 +663,60 @@ def test_joined_alternatives_keep_the_modes_a_join_lost() -> None:
     assert joined.admits("self.align", False)
     assert not joined.assume("self.hybrid", True).admits(*b)
     assert joined.modes() == ((("self.align", False), a), (("self.hybrid", False),))
+
+
+# A literal argument decides the callee's test of it; a dummy batch's host reads
+# reach no output, so as the next step only its writes race.
+CONST_ARG = """
+class Runner:
+    def __init__(self):
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+
+    def execute_model(self, batch):
+        self._stage(batch, only_zeros={flag})
+        torch.cuda.synchronize()
+        self._stage(batch)
+        return {{}}
+
+    def _stage(self, batch, only_zeros=False):
+        if not only_zeros:
+            self.ids_gpu.copy_(self.ids, non_blocking=True)
+        else:
+            self.ids[: len(batch)] = 0
+"""
+
+
+@pytest.mark.parametrize(("flag", "reported"), [("True", True), ("False", False)])
+def test_a_literal_argument_decides_the_callees_branch(
+    tmp_path: Path, flag: str, reported: bool
+) -> None:
+    """The last call copies (its default); with only_zeros=True the first call
+    writes the buffer the previous step's last copy may still read."""
+    assert bool(codes(tmp_path, CONST_ARG.format(flag=flag))) == reported
+
+
+DUMMY_READS = """
+class Runner:
+    def __init__(self):
+        self.counts = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.counts_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+
+    def execute_model(self, batch):
+        self.counts.copy_(self.counts_gpu, non_blocking=True)
+        return {}
+
+    def dummy_run(self):
+        seen = self.counts.tolist()
+        torch.cuda.synchronize()
+        return seen
+"""
+
+
+@pytest.mark.parametrize(("discards", "reported"), [("true", False), ("false", True)])
+def test_a_dummy_batchs_host_reads_reach_no_output(
+    tmp_path: Path, discards: str, reported: bool
+) -> None:
+    pack = PACK + DUMMY_ROOT + f"discards_output = {discards}\n"
+    write_project(tmp_path, {"eng.py": KERNEL + DUMMY_READS}, pack)
+    assert bool(analyse(tmp_path).findings) == reported

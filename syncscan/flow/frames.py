@@ -41,6 +41,7 @@ class ParamBinding:
     # (class, attribute) when the argument is the caller's `self.attribute`: a
     # test of the parameter is a test of that attribute (its mode correlations).
     owner: tuple[str, str] | None = None
+    const: bool | None = None  # a literal True/False passed (or defaulted): tests of it are decided
 
 
 @dataclass(frozen=True)

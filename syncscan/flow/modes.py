@@ -67,6 +67,9 @@ class ModeOracle:
             return true_states, false_states
         if isinstance(test, ir.NamedExpr):
             return self.split(test.value, frame, states, depth + 1)
+        const = _const_param(test, frame)
+        if const is not None:  # `zeros_only=True` passed (or defaulted): decided
+            return (states, []) if const else ([], states)
         if (
             isinstance(test, ir.Name)
             and frame.scope.function is not None
@@ -416,6 +419,14 @@ def condition_text(test: ir.Expr) -> str | None:
     if left is None or not isinstance(right, ir.Const):
         return None
     return f"{left} {test.ops[0]} {right.value!r}"
+
+
+def _const_param(test: ir.Expr, frame: Frame) -> bool | None:
+    """The literal True/False a tested parameter was passed, if any."""
+    if not isinstance(test, ir.Name):
+        return None
+    binding = frame.param(test.id)
+    return binding.const if binding is not None else None
 
 
 def _is_none(expr: ir.Expr) -> bool:

@@ -108,8 +108,13 @@ class StepAnalyzer:
         walked: list[tuple[StepRoot, list[Final] | str]] = [(r, self._walk(r)) for r in roots]
         by_class: dict[str, list[Final]] = {}
         for root, finals in walked:
-            if not isinstance(finals, str):
-                by_class.setdefault(root.self_class, []).extend(finals)
+            if isinstance(finals, str):
+                continue
+            if root.spec.discards_output:
+                # As a next step, a dummy batch tears what it writes; what it
+                # reads on the host reaches no output.
+                finals = [(_writes_only(s), r) for s, r in finals]
+            by_class.setdefault(root.self_class, []).extend(finals)
         results = []
         for root, finals in walked:
             if isinstance(finals, str):
@@ -371,6 +376,10 @@ def telling(races: tuple[Race, ...] | list[Race]) -> Race:
     race. A host write that a landing copy overwrites corrupts only where the
     written value is read again; a read uses the wrong value at once."""
     return next((r for r in races if r[0].endswith(HOST_READ)), races[0])
+
+
+def _writes_only(state: PathState) -> PathState:
+    return state.but(exposed=tuple(e for e in state.exposed if not e[0].endswith(HOST_READ)))
 
 
 def _discarded(state: PathState, returns: tuple[ReturnInfo, ...]) -> StepPath:

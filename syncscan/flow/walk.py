@@ -674,8 +674,15 @@ class Walker:
             params = params[1:]
         bindings: list[tuple[str, ParamBinding]] = []
         kwargs = dict(call.kwargs)
+        # `*args` / `**kwargs` at the call: a parameter not named may still be passed.
+        unpacked = "**" in kwargs or any(isinstance(a, ir.Opaque) for a in call.args)
         for index, param in enumerate(params):
             arg = call.args[index] if index < len(call.args) else kwargs.get(param.name)
+            if arg is None and not unpacked:
+                arg = param.default  # not passed: the default it takes
+            if isinstance(arg, ir.Const) and isinstance(arg.value, bool):
+                bindings.append((param.name, ParamBinding(None, None, const=arg.value)))
+                continue
             if arg is None or isinstance(arg, ir.Opaque):
                 continue
             owner = None
