@@ -128,6 +128,7 @@ class PathState:
         """A copy with `changes` (`dataclasses.replace` without its per-call checks)."""
         values = {**self.__dict__, **changes}
         values.pop("_facts", None)
+        values.pop("_instance_modes", None)
         return _built(values)
 
     def assume(self, predicate: str, value: bool) -> PathState:
@@ -446,6 +447,11 @@ def is_fresh(buffer: str) -> bool:
     return buffer.endswith(FRESH)
 
 
+def site_of(buffer: str) -> str:
+    """The allocation site an identity starts with."""
+    return buffer.split("@", 1)[0]
+
+
 def same_memory(a: str, b: str) -> bool:
     """Identities are `site@holder` (the object holding the buffer, in the root's
     terms, when known), `site` alone (holder unknown), a pool's slots, or this
@@ -453,9 +459,11 @@ def same_memory(a: str, b: str) -> bool:
     class, so a known holder is never taken for another, and an identity whose
     holder is unknown races nothing: silent where no conflicting access is known.
     A fresh allocation is the memory its site made this step, held by anyone."""
+    if a == b:
+        return "@" in a or is_slot(a)
     if is_fresh(a) or is_fresh(b):
-        return a.split("@", 1)[0] == b.split("@", 1)[0]
-    return a == b and ("@" in a or is_slot(a))
+        return site_of(a) == site_of(b)
+    return False
 
 
 HOST_READ = "#read"  # marks a host read among the host accesses of a walk

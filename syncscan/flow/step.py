@@ -26,6 +26,7 @@ from syncscan.flow.state import (
     is_slot,
     racing_access,
     same_memory,
+    site_of,
 )
 from syncscan.flow.walk import Incomplete, ReturnInfo, Walker, with_fall_through
 from syncscan.index.summary import FunctionSummary
@@ -327,13 +328,17 @@ class StepAnalyzer:
         unwaited too (the path can repeat). A host read is the race shown
         (`telling`) where there is one."""
         races: list[Race] = []
+        left = carried(end.pending)
+        sites = {site_of(b) for b, _, _ in left}
         for state, returns in next_steps:
             if not self._same_mode(end, state):
                 continue
             for buffer, write, keys in state.exposed:
+                if site_of(buffer.removesuffix(HOST_READ)) not in sites:
+                    continue  # no pending access of this allocation (same_memory)
                 if covered_by(keys, buffer, end):
                     continue
-                access = racing_access(carried(end.pending), buffer)
+                access = racing_access(left, buffer)
                 if access is None:
                     continue
                 if is_slot(buffer) and not self._leaves_slot_unwaited(state, returns, buffer):
@@ -347,7 +352,11 @@ class StepAnalyzer:
         """Two paths the loop can take one after the other: their instance modes agree
         (per-step data, like an idle step or an attribute set this step, may not)."""
         idle = self.packs.vocabulary.names("idle_conditions")
-        if not any(_modes_agree(mode, other, idle) for mode in a.modes() for other in b.modes()):
+        if not any(
+            _modes_agree(mode, other)
+            for mode in _instance_modes(a, idle)
+            for other in _instance_modes(b, idle)
+        ):
             return False
         # A per-step flag `b` found at its entry is what `a` left it as.
         for key, value in b.assumptions:
@@ -362,12 +371,21 @@ class StepAnalyzer:
         return any(same_memory(buffer, b) for b in self._left_pending(state, returns))
 
 
-def _modes_agree(a: tuple, b: tuple, idle: frozenset[str]) -> bool:
+def _instance_modes(state: PathState, idle: frozenset[str]) -> tuple[dict[str, bool], ...]:
+    """The state's modes less per-step data and root parameters (computed once
+    per state: the pairing compares every path with every next step)."""
+    cached = state.__dict__.get("_instance_modes")
+    if cached is None:
+        cached = state.__dict__["_instance_modes"] = tuple(
+            {k: v for k, v in mode if not is_per_step(k, idle) and not is_root_parameter(k)}
+            for mode in state.modes()
+        )
+    return cached
+
+
+def _modes_agree(a: dict[str, bool], b: dict[str, bool]) -> bool:
     """Two conjunctions of modes agree on every instance mode both name."""
-    other = dict(b)
-    return all(
-        other.get(k, v) == v for k, v in a if not is_per_step(k, idle) and not is_root_parameter(k)
-    )
+    return all(b.get(k, v) == v for k, v in a.items())
 
 
 def telling(races: tuple[Race, ...] | list[Race]) -> Race:
