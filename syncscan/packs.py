@@ -79,6 +79,18 @@ class BoundedMode:
 
 
 @dataclass(frozen=True)
+class UnreadUpload:
+    """What `launched_in` copies to the device is read only by device work that
+    does not run where `predicate` is `value` (a pack fact): there a race on it
+    reaches no output."""
+
+    launched_in: str
+    predicate: str
+    value: bool
+    reason: str
+
+
+@dataclass(frozen=True)
 class Vocabulary:
     """The merged API vocabulary of every active pack (lists are unioned)."""
 
@@ -108,6 +120,7 @@ class PackSet:
     # Modes whose device work uses none of the step's uploaded inputs for an
     # output (an encoder-only producer): a torn upload there changes no result.
     unread_modes: tuple[BoundedMode, ...] = ()
+    unread_uploads: tuple[UnreadUpload, ...] = ()
 
     def label_for(self, predicate: str, value: bool) -> str | None:
         for row in self.mode_labels:
@@ -124,6 +137,16 @@ class PackSet:
 
     def unread_reason(self, predicate: str, value: bool) -> str | None:
         return _reason(self.unread_modes, predicate, value)
+
+    def unread_upload(
+        self, functions: set[str], assumptions: tuple[tuple[str, bool], ...]
+    ) -> str | None:
+        """Why an upload launched through `functions` reaches no output under
+        `assumptions`, if a pack row says so."""
+        for row in self.unread_uploads:
+            if row.launched_in in functions and (row.predicate, row.value) in assumptions:
+                return row.reason
+        return None
 
 
 def _reason(rows: tuple[BoundedMode, ...], predicate: str, value: bool) -> str | None:
@@ -142,6 +165,7 @@ _PACK_KEYS = frozenset(
         "mode",
         "bounded_mode",
         "unread_mode",
+        "unread_upload",
         "quiescence",
         "rpc",
     }
@@ -155,6 +179,7 @@ _ROW_KEYS: dict[str, frozenset[str]] = {
     "mode": frozenset({"predicate", "value", "label"}),
     "bounded_mode": frozenset({"predicate", "value", "reason"}),
     "unread_mode": frozenset({"predicate", "value", "reason"}),
+    "unread_upload": frozenset({"launched_in", "predicate", "value", "reason"}),
     "quiescence": frozenset({"function", "subclasses", "busy_on_entry", "why", "exclude"}),
     "rpc": frozenset({"method", "name_argument", "name_keyword", "receivers"}),
 }
@@ -259,6 +284,7 @@ def load_packs(project: Project) -> PackSet:
     labels: list[ModeLabel] = []
     bounded: list[BoundedMode] = []
     unread: list[BoundedMode] = []
+    uploads: list[UnreadUpload] = []
     quiescence: list[QuiescenceSpec] = []
     rpc: list[RpcDispatch] = []
     for source, data in packs:
@@ -322,6 +348,15 @@ def load_packs(project: Project) -> PackSet:
                     receivers=receivers,
                 )
             )
+        for row in data.get("unread_upload", []):
+            uploads.append(
+                UnreadUpload(
+                    _require(source, row, "launched_in", str),
+                    _require(source, row, "predicate", str),
+                    _require(source, row, "value", bool),
+                    _require(source, row, "reason", str),
+                )
+            )
         for table, rows in (("bounded_mode", bounded), ("unread_mode", unread)):
             for row in data.get(table, []):
                 rows.append(
@@ -341,5 +376,6 @@ def load_packs(project: Project) -> PackSet:
         mode_labels=tuple(labels),
         bounded_modes=tuple(bounded),
         unread_modes=tuple(unread),
+        unread_uploads=tuple(uploads),
         sources=tuple(sources),
     )

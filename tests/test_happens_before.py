@@ -720,3 +720,40 @@ def test_a_dummy_batchs_host_reads_reach_no_output(
     pack = PACK + DUMMY_ROOT + f"discards_output = {discards}\n"
     write_project(tmp_path, {"eng.py": KERNEL + DUMMY_READS}, pack)
     assert bool(analyse(tmp_path).findings) == reported
+
+
+# An upload whose only device reader does not run in a mode (a pack's
+# `unread_upload` row): a race on it there reaches no output.
+UNREAD_UPLOAD = """
+class Runner:
+    def __init__(self, cfg):
+        self.last = cfg.last
+        self.temps = torch.zeros(8, pin_memory=True)
+        self.temps_gpu = torch.zeros(8, device="cuda")
+
+    def execute_model(self, batch):
+        self.temps[: len(batch)] = batch
+        self._upload_sampling()
+        if not self.last:
+            return {}
+        torch.cuda.synchronize()
+        return {}
+
+    def _upload_sampling(self):
+        self.temps_gpu.copy_(self.temps, non_blocking=True)
+"""
+UNREAD_ROW = """
+[[unread_upload]]
+launched_in = "eng.Runner._upload_sampling"
+predicate = "self.last"
+value = false
+reason = "only the last rank reads it"
+"""
+
+
+@pytest.mark.parametrize(("row", "expected"), [("", 1), (UNREAD_ROW, 0)])
+def test_an_upload_no_device_work_reads_in_a_mode_races_nothing_there(
+    tmp_path: Path, row: str, expected: int
+) -> None:
+    write_project(tmp_path, {"eng.py": KERNEL + UNREAD_UPLOAD}, PACK + row)
+    assert len(analyse(tmp_path).findings) == expected

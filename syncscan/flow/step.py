@@ -20,6 +20,7 @@ from syncscan.flow.state import (
     HOST_READ,
     PathState,
     Race,
+    Trace,
     carried,
     covered_by,
     is_root_parameter,
@@ -202,11 +203,12 @@ class StepAnalyzer:
             reason = self.packs.unread_reason(predicate, value)
             if reason is not None:
                 return StepPath(state, returns, "no device reader", reason)
-        if state.races:
+        races = [r for r in state.races if self._reaches_output(r[2], state)]
+        if races:
             return StepPath(
                 state, returns, OUTSIDE_GUARD,
                 "a host write in this step races a device access launched before it",
-                race=telling(state.races),
+                race=telling(races),
             )  # fmt: skip
         if state.write is None and not state.pending:
             return StepPath(
@@ -339,7 +341,7 @@ class StepAnalyzer:
                 if covered_by(keys, buffer, end):
                     continue
                 access = racing_access(left, buffer)
-                if access is None:
+                if access is None or not self._reaches_output(access, end):
                     continue
                 if is_slot(buffer) and not self._leaves_slot_unwaited(state, returns, buffer):
                     continue
@@ -347,6 +349,13 @@ class StepAnalyzer:
                     return (buffer, write, access)
                 races.append((buffer, write, access))
         return telling(races) if races else None
+
+    def _reaches_output(self, access: Trace, state: PathState) -> bool:
+        """Whether the device work that reads what `access` uploaded runs on this
+        path: a pack's `unread_upload` row names uploads (by the function that
+        launches them) whose only readers do not run in some modes."""
+        functions = {step.function for step in access}
+        return self.packs.unread_upload(functions, state.assumptions) is None
 
     def _same_mode(self, a: PathState, b: PathState) -> bool:
         """Two paths the loop can take one after the other: their instance modes agree
