@@ -90,7 +90,8 @@ class ModeOracle:
             return self._split_on(*idle, states)
         flag = self._flag(test, frame)
         if flag is not None:
-            return self._split_on_flag(*flag, states)
+            path, polarity = flag
+            return self._split_on(assigned_key(path), polarity, states, entry_key(path))
         assigned = self._assigned(test, frame, states)
         if assigned is not None:
             return self._split_on(*assigned, states)
@@ -104,18 +105,22 @@ class ModeOracle:
         return self._split_on(key, polarity, states)
 
     def _split_on(
-        self, key: str, polarity: bool, states: list[PathState]
+        self, key: str, polarity: bool, states: list[PathState], entry: str | None = None
     ) -> tuple[list[PathState], list[PathState]]:
-        """Split on `key == polarity`, consistently with what each state assumed."""
+        """Split on `key == polarity`, consistently with what each state assumed
+        (and the modes a joined state may be in). With `entry` (a per-step flag),
+        a state that had not decided the flag also records it as found at the
+        step's entry: the previous step left it so (`StepAnalyzer` pairs by it)."""
         true_states: list[PathState] = []
         false_states: list[PathState] = []
         for state in states:
             known = state.assumed(key)
             if known is None:
-                if state.admits(key, polarity):
-                    true_states.append(state.assume(key, polarity))
-                if state.admits(key, not polarity):
-                    false_states.append(state.assume(key, not polarity))
+                fresh = entry is not None and state.assumed(entry) is None
+                for value, out in ((polarity, true_states), (not polarity, false_states)):
+                    if state.admits(key, value):
+                        decided = state.assume(key, value)
+                        out.append(decided.assume(entry, value) if fresh else decided)
             elif known == polarity:
                 true_states.append(state)
             else:
@@ -136,28 +141,6 @@ class ModeOracle:
         if path is None or path.rsplit(".", 1)[-1] not in self.step_flags:
             return None
         return path, test.ops[0] == "is not"
-
-    def _split_on_flag(
-        self, path: str, polarity: bool, states: list[PathState]
-    ) -> tuple[list[PathState], list[PathState]]:
-        """Split on whether the flag at `path` is set. A path that tests it
-        before setting it also records what it found at the step's entry: the
-        previous step left it so (`StepAnalyzer` pairs steps by it)."""
-        key, entry = assigned_key(path), entry_key(path)
-        true_states: list[PathState] = []
-        false_states: list[PathState] = []
-        for state in states:
-            known = state.assumed(key)
-            if known is None:
-                fresh = state.assumed(entry) is None
-                for value, out in ((polarity, true_states), (not polarity, false_states)):
-                    decided = state.assume(key, value)
-                    out.append(decided.assume(entry, value) if fresh else decided)
-            elif known == polarity:
-                true_states.append(state)
-            else:
-                false_states.append(state)
-        return true_states, false_states
 
     def _idle(self, test: ir.Expr, frame: Frame) -> tuple[str, bool] | None:
         """A pack's idle condition (`a.n == 0`), written as is or as the truth of
