@@ -54,6 +54,8 @@ def joined(states: Iterable[tuple[Mode, Alternatives]], shared: Mode) -> Alterna
     modes: list[Mode] = []
     for assumptions, alternatives in states:
         modes.extend(alternatives or (assumptions,))
+    if all(mode == shared for mode in modes):
+        return ()  # a join under the same assumptions loses nothing
     distinct = _distinct(tuple(modes))
     if len(distinct) > MAX_ALTERNATIVES or distinct == _distinct((shared,)):
         return ()

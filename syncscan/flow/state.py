@@ -273,9 +273,11 @@ def merge(states: list[PathState]) -> list[PathState]:
         if len(group) == 1:
             merged.append(first)
             continue
-        lost = alt.joined(((s.assumptions, s.alternatives) for s in group), ())
+        lost: alt.Alternatives = ()
+        if any(s.alternatives for s in group):
+            lost = alt.joined(((s.assumptions, s.alternatives) for s in group), ())
         for mode in alt.exact_modes([s.assumptions for s in group]):
-            alternatives = alt.within(lost, mode) if any(s.alternatives for s in group) else ()
+            alternatives = alt.within(lost, mode) if lost else ()
             merged.append(first.but(assumptions=mode, alternatives=alternatives))
     if len(merged) <= MAX_STATES:
         return merged
@@ -519,7 +521,11 @@ def covered_by(keys: frozenset[str], buffer: str, state: PathState) -> bool:
     if DEVICE_BARRIER in keys:
         return True
     buffer = buffer.removesuffix(HOST_READ)
-    return any(any(same_memory(buffer, b) for b in state.event_snapshot(k) or ()) for k in keys)
+    site = site_of(buffer)
+    return any(
+        any(site_of(b) == site and same_memory(buffer, b) for b in state.event_snapshot(k) or ())
+        for k in keys
+    )
 
 
 def compose(before: PathState, out: PathState, step: WitnessStep, start: tuple = ()) -> PathState:
