@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from syncscan.flow.keys import is_step_fact
+
 Mode = tuple[tuple[str, bool], ...]
 Alternatives = tuple[Mode, ...]  # () means: exactly the state's own assumptions
 
 MAX_ALTERNATIVES = 16
-PER_STEP = " is set"  # in what a path set or found set (state.SET, state.ENTRY): not a mode
 
 
 def refine(alternatives: Alternatives, key: str, value: bool) -> Alternatives:
@@ -103,7 +104,7 @@ def _union(a: Mode, b: Mode) -> Mode:
 def _distinct(modes: Alternatives) -> Alternatives:
     """The modes, less per-step facts (what a step set: steps are paired by
     instance modes only), in their fewest exact conjunctions."""
-    kept = [tuple((k, v) for k, v in mode if PER_STEP not in k) for mode in modes]
+    kept = [tuple((k, v) for k, v in mode if not is_step_fact(k)) for mode in modes]
     return tuple(sorted(exact_modes(kept)))
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from syncscan.flow.buffers import BufferOracle
 from syncscan.flow.frames import Frame
-from syncscan.flow.state import ENTRY, SET, PathState
+from syncscan.flow.keys import assigned_key, entry_key, is_step_fact
+from syncscan.flow.state import PathState
 from syncscan.index import ir
 from syncscan.resolve.types import Scope, TypeOracle
 
@@ -68,7 +69,7 @@ class ModeOracle:
         if isinstance(test, ir.NamedExpr):
             return self.split(test.value, frame, states, depth + 1)
         const = _const_param(test, frame)
-        if const is not None:  # `zeros_only=True` passed (or defaulted): decided
+        if const is not None:  # a literal True/False passed (or defaulted): decided
             return (states, []) if const else ([], states)
         if (
             isinstance(test, ir.Name)
@@ -130,17 +131,15 @@ class ModeOracle:
     def _flag(self, test: ir.Expr, frame: Frame) -> tuple[str, bool] | None:
         """`x.flag is None` of a per-step flag (assigned on the step, compared
         with None): (its access path, whether the test's truth means it is set)."""
-        if not self.step_flags:
+        found = ir.none_test(test) if self.step_flags else None
+        if found is None:
             return None
-        if not (isinstance(test, ir.Compare) and len(test.ops) == 1):
-            return None
-        right = test.comparators[0]
-        if test.ops[0] not in ("is", "is not") or not _is_none(right):
-            return None
-        path = self.buffers.access_path(test.left, frame)
-        if path is None or path.rsplit(".", 1)[-1] not in self.step_flags:
-            return None
-        return path, test.ops[0] == "is not"
+        operand, polarity = found
+        path = self.buffers.access_path(operand, frame)
+        return (path, polarity) if path is not None and self._is_flag(path) else None
+
+    def _is_flag(self, path: str) -> bool:
+        return path.rsplit(".", 1)[-1] in self.step_flags
 
     def _idle(self, test: ir.Expr, frame: Frame) -> tuple[str, bool] | None:
         """A pack's idle condition (`a.n == 0`), written as is or as the truth of
@@ -160,16 +159,10 @@ class ModeOracle:
         self, test: ir.Expr, frame: Frame, states: list[PathState]
     ) -> tuple[str, bool] | None:
         """`self.x is None` / `self.x` where this path assigned `self.x` itself."""
-        polarity = True
-        expr = test
-        if isinstance(test, ir.Compare) and len(test.ops) == 1:
-            right = test.comparators[0]
-            if not (isinstance(right, ir.Const) and right.value is None):
-                return None
-            if test.ops[0] not in ("is", "is not"):
-                return None
-            polarity = test.ops[0] == "is not"
-            expr = test.left
+        found = ir.none_test(test)
+        if found is None and isinstance(test, ir.Compare):
+            return None
+        expr, polarity = found if found is not None else (test, True)
         if not isinstance(expr, ir.Attr):
             return None
         path = self.buffers.access_path(expr, frame)
@@ -194,13 +187,14 @@ class ModeOracle:
             return None  # locals assigned from each other (`a = b; b = a`)
         if isinstance(expr, ir.Compare) and len(expr.ops) == 1:
             op, right = expr.ops[0], expr.comparators[0]
-            if op in ("is", "is not") and isinstance(right, ir.Const) and right.value is None:
-                inner = self.predicate(expr.left, frame, depth + 1)
+            none = ir.none_test(expr)
+            if none is not None:
+                inner = self.predicate(none[0], frame, depth + 1)
                 if inner is None:
                     return None
                 if isinstance(inner, Correlated):
-                    return inner.polar(inner.polarity == (op == "is not"))
-                return (inner[0], inner[1] == (op == "is not"))
+                    return inner.polar(inner.polarity == none[1])
+                return (inner[0], inner[1] == none[1])
             if op in ("==", "!=") and isinstance(right, ir.Const):
                 key = self._mode_path(expr.left, frame)
                 if key is None:
@@ -239,7 +233,7 @@ class ModeOracle:
             return path
         if not path.startswith("self.") or "[]" in path:
             return None
-        if path.rsplit(".", 1)[-1] in self.step_flags:
+        if self._is_flag(path):
             return None
         first = _first_self_attr(expr, frame, self.types)
         if first is None and isinstance(expr, ir.Name) and frame.param(expr.id) is not None:
@@ -258,13 +252,9 @@ class ModeOracle:
     def _correlated(self, expr: ir.Expr, frame: Frame) -> Correlated | None:
         """`self.ev` (or a parameter bound to the caller's `self.ev`) where the
         class sets `ev` non-None exactly when P holds: testing it tests P."""
-        if (
-            isinstance(expr, ir.Attr)
-            and isinstance(expr.base, ir.Name)
-            and expr.base.id == "self"
-            and frame.scope.self_class
-        ):
-            owner, holder = (frame.scope.self_class, expr.attr), frame.self_path
+        attr = ir.self_attr(expr)
+        if attr is not None and frame.scope.self_class:
+            owner, holder = (frame.scope.self_class, attr), frame.self_path
         elif isinstance(expr, ir.Name) and (binding := frame.param(expr.id)) is not None:
             if binding.owner is None or binding.path is None or "." not in binding.path:
                 return None
@@ -351,47 +341,22 @@ def _guard_of(stmts: tuple[ir.Stmt, ...], attr: str) -> list[ir.Expr] | None:
 def _assigns(stmts: tuple[ir.Stmt, ...], attr: str) -> bool:
     """Whether `self.attr = <not None>` is among `stmts` (at any depth)."""
     for stmt in stmts:
-        if isinstance(stmt, ir.Assign) and stmt.value is not None and not _is_none(stmt.value):
-            for target in stmt.targets:
-                if (
-                    isinstance(target, ir.Attr)
-                    and target.attr == attr
-                    and isinstance(target.base, ir.Name)
-                    and target.base.id == "self"
-                ):
-                    return True
+        if (
+            isinstance(stmt, ir.Assign)
+            and stmt.value is not None
+            and not _is_none(stmt.value)
+            and any(ir.self_attr(target) == attr for target in stmt.targets)
+        ):
+            return True
         if any(_assigns(child, attr) for child in ir.child_blocks(stmt)):
             return True
     return False
 
 
-ASSIGNED_SUFFIX = SET
-ENTRY_SUFFIX = SET + ENTRY
-
-
 def is_per_step(predicate: str, idle_conditions: frozenset[str]) -> bool:
     """Data a step decides for itself (an idle step, an attribute the step set),
     as opposed to an instance mode that every step of the loop shares."""
-    return (
-        predicate in idle_conditions
-        or predicate.endswith(ASSIGNED_SUFFIX)
-        or predicate.endswith(ENTRY_SUFFIX)
-    )
-
-
-def assigned_key(path: str) -> str:
-    """The assumption a path records when it assigns `path` itself: it holds a value."""
-    return f"{path}{ASSIGNED_SUFFIX}"
-
-
-def entry_key(path: str) -> str:
-    """What a path found a per-step flag to be when the step began."""
-    return f"{path}{ENTRY_SUFFIX}"
-
-
-def entry_path(predicate: str) -> str | None:
-    """The flag's path of an `entry_key`, None for any other predicate."""
-    return predicate.removesuffix(ENTRY_SUFFIX) if predicate.endswith(ENTRY_SUFFIX) else None
+    return predicate in idle_conditions or is_step_fact(predicate)
 
 
 def condition_text(test: ir.Expr) -> str | None:

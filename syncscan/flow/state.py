@@ -20,6 +20,7 @@ from functools import lru_cache
 
 from syncscan.flow import alternatives as alt
 from syncscan.flow.alternatives import Alternatives
+from syncscan.flow.keys import is_set_key, is_step_fact
 
 
 @dataclass(frozen=True)
@@ -289,8 +290,8 @@ def merge(states: list[PathState]) -> list[PathState]:
     # them (which previous steps it can follow).
     coarse: dict[tuple, list[PathState]] = {}
     for state in merged:
-        params = tuple((k, v) for k, v in state.assumptions if is_root_parameter(k)) + _entries(
-            state
+        params = tuple(
+            (k, v) for k, v in state.assumptions if is_root_parameter(k) or is_step_fact(k)
         )
         # The waits made stay apart too: joining a state that waited on a guard's
         # event with one that did not would strip the guard from every write.
@@ -299,9 +300,6 @@ def merge(states: list[PathState]) -> list[PathState]:
         group[0] if len(group) == 1 else join(group, _shared(group)) for group in coarse.values()
     ]
 
-
-SET = " is set"  # ends a per-step attribute's value as the path left it (modes.assigned_key)
-ENTRY = " at entry"  # ends a per-step flag's value when the step began (modes.entry_key)
 
 MAX_STATES = 16  # states per program point before the widening joins them
 
@@ -314,7 +312,7 @@ def is_root_parameter(predicate: str) -> bool:
 
 def _entries(state: PathState) -> tuple[tuple[str, bool], ...]:
     """What the path knows of per-step attributes: as it found them, as it left them."""
-    return tuple((k, v) for k, v in state.assumptions if k.endswith((ENTRY, SET)))
+    return tuple((k, v) for k, v in state.assumptions if is_step_fact(k))
 
 
 def _shared(states: list[PathState]) -> tuple[tuple[str, bool], ...]:
@@ -406,7 +404,7 @@ def consistent(before: PathState, out: PathState) -> bool:
     per-step flag at the step's entry, otherwise than the caller. What a path
     has set (` is set`) the callee may have changed."""
     for key, value in out.assumptions:
-        if key.endswith(SET):
+        if is_set_key(key):
             continue
         known = before.assumed(key)
         if known is not None and known != value:
@@ -595,7 +593,7 @@ def compose(before: PathState, out: PathState, step: WitnessStep, start: tuple =
                 before.alternatives,
                 merged,
                 tuple(_joined(before.assumptions, m) for m in out.alternatives),
-                frozenset(k for k, _ in out.assumptions if k.endswith(SET)),
+                frozenset(k for k, _ in out.assumptions if is_set_key(k)),
             ),
             "write": before.write or (at(out.write) if out.write is not None else None),
             "written": before.written | out.written,

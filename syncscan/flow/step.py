@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from syncscan.flow.modes import assigned_key, entry_path, is_per_step
+from syncscan.flow.keys import assigned_key, entry_path
+from syncscan.flow.modes import is_per_step
 from syncscan.flow.state import (
     DEVICE_BARRIER,
     HOST_READ,

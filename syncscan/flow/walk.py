@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 
 from syncscan.flow.buffers import BufferOracle, moves_to_device, non_blocking
 from syncscan.flow.frames import Frame, ParamBinding
-from syncscan.flow.modes import ModeOracle, assigned_key
+from syncscan.flow.keys import assigned_key
+from syncscan.flow.modes import ModeOracle
 from syncscan.flow.state import (
     DEVICE_BARRIER,
     PathState,
@@ -362,22 +363,20 @@ class Walker:
             if path is None:
                 return states
             key = assigned_key(path)
-            known = self.types.surely_not_none(stmt.value, frame.scope)
-            if known is None and flag and self._returns_tensor(stmt.value):
-                known = True
+            known = self._surely_not_none(stmt.value, frame)
             if known is not None:
                 return [s.decide(key, known) for s in states]
             if flag:  # set to what cannot be told: the path no longer knows it
                 return [s.forget(key) for s in states]
         return states
 
-    def _returns_tensor(self, value: ir.Expr) -> bool:
-        """`x.unsqueeze(1)`: a tensor method's result, never None (torch pack)."""
-        return (
-            isinstance(value, ir.Call)
-            and isinstance(value.func, ir.Attr)
-            and value.func.attr in self.vocab.names("tensor_methods")
-        )
+    def _surely_not_none(self, value: ir.Expr, frame: Frame) -> bool | None:
+        """The type oracle's answer, and a tensor method's result (`x.unsqueeze(1)`,
+        the torch pack's `tensor_methods`), which is never None."""
+        known = self.types.surely_not_none(value, frame.scope)
+        if known is None and isinstance(value, ir.Call) and isinstance(value.func, ir.Attr):
+            return True if value.func.attr in self.vocab.names("tensor_methods") else None
+        return known
 
     def write(
         self,
@@ -685,14 +684,8 @@ class Walker:
                 continue
             if arg is None or isinstance(arg, ir.Opaque):
                 continue
-            owner = None
-            if (
-                isinstance(arg, ir.Attr)
-                and isinstance(arg.base, ir.Name)
-                and arg.base.id == "self"
-                and frame.scope.self_class
-            ):
-                owner = (frame.scope.self_class, arg.attr)
+            attr = ir.self_attr(arg)
+            owner = (frame.scope.self_class, attr) if attr and frame.scope.self_class else None
             binding = ParamBinding(
                 self.buffers.access_path(arg, frame), self.buffers.provenance(arg, frame), owner
             )

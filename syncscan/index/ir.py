@@ -277,6 +277,26 @@ def dotted(expr: Expr | None) -> str | None:
     return None
 
 
+def none_test(expr: Expr) -> tuple[Expr, bool] | None:
+    """(`x`, whether the test holds when `x` is set) for `x is None` / `x is not None`."""
+    if (
+        isinstance(expr, Compare)
+        and len(expr.ops) == 1
+        and expr.ops[0] in ("is", "is not")
+        and isinstance(expr.comparators[0], Const)
+        and expr.comparators[0].value is None
+    ):
+        return expr.left, expr.ops[0] == "is not"
+    return None
+
+
+def self_attr(expr: Expr) -> str | None:
+    """The attribute name of `self.<attr>`, else None."""
+    if isinstance(expr, Attr) and isinstance(expr.base, Name) and expr.base.id == "self":
+        return expr.attr
+    return None
+
+
 def iter_calls(expr: Expr | None):
     """Every Call inside `expr`, innermost-first in evaluation order."""
     if expr is None:

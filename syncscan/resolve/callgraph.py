@@ -177,14 +177,9 @@ def _none_compared(expr: ir.Expr):
     stack = [expr]
     while stack:
         node = stack.pop()
-        if (
-            isinstance(node, ir.Compare)
-            and len(node.ops) == 1
-            and node.ops[0] in ("is", "is not")
-            and isinstance(node.comparators[0], ir.Const)
-            and node.comparators[0].value is None
-        ):
-            yield node.left
+        found = ir.none_test(node)
+        if found is not None:
+            yield found[0]
         stack.extend(ir.children(node))
 
 

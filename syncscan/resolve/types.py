@@ -356,12 +356,9 @@ def _self_assignments(stmts: tuple[ir.Stmt, ...]):
     for stmt in stmts:
         if isinstance(stmt, ir.Assign) and stmt.aug_op is None:
             for target in stmt.targets:
-                if (
-                    isinstance(target, ir.Attr)
-                    and isinstance(target.base, ir.Name)
-                    and target.base.id == "self"
-                ):
-                    yield target.attr, stmt.value, stmt.annotation
+                attr = ir.self_attr(target)
+                if attr is not None:
+                    yield attr, stmt.value, stmt.annotation
         for child in ir.child_blocks(stmt):
             yield from _self_assignments(child)
 
