@@ -757,3 +757,83 @@ def test_an_upload_no_device_work_reads_in_a_mode_races_nothing_there(
 ) -> None:
     write_project(tmp_path, {"eng.py": KERNEL + UNREAD_UPLOAD}, PACK + row)
     assert len(analyse(tmp_path).findings) == expected
+
+
+# A helper records an event and waits on it at once (`_to_list`): every launch
+# before the record is done, the caller's included. The other branch waits on
+# the whole device; the join must keep what both waits cover.
+DRAIN = """
+class Runner:
+    def __init__(self):
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+        self.out = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.done = torch.cuda.Event()
+
+    def execute_model(self, batch):
+        self.ids[: len(batch)] = batch
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+        return self._bookkeeping(batch)
+
+    def _bookkeeping(self, batch):
+        if len(batch) > 1:
+            return self._to_list()
+        torch.cuda.synchronize()
+        return []
+
+    def _to_list(self):
+        self.out.copy_(self.ids_gpu, non_blocking=True)
+        self.done.record()
+        {wait}
+        return self.out.tolist()
+"""
+
+
+@pytest.mark.parametrize(("wait", "reported"), [("self.done.synchronize()", False), ("", True)])
+def test_a_wait_on_an_event_a_callee_recorded_drains_the_callers_launches(
+    tmp_path: Path, wait: str, reported: bool
+) -> None:
+    assert bool(codes(tmp_path, DRAIN.format(wait=wait))) == reported
+
+
+# `n = 0; if cfg: n = cfg.k`: with `k` validated positive (a pack says so),
+# `n` is truthy exactly when `cfg` is set, so testing `n` tests the mode.
+# Without that fact, a path with `cfg` set and `n` zero skips the wait.
+POSITIVE = """
+class Spec:
+    def __init__(self, k: int):
+        self.k = k
+
+
+class Runner:
+    def __init__(self, spec: Spec | None):
+        self.spec = spec
+        self.n = 0
+        if self.spec:
+            self.n = self.spec.k
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+        self.event = torch.cuda.Event()
+
+    def execute_model(self, batch):
+        if self.n:
+            self.event.synchronize()
+        self.ids[: len(batch)] = batch
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+        if self.spec:
+            self.event.record()
+            return {}
+        torch.cuda.synchronize()
+        return {}
+"""
+POSITIVE_ROW = """
+[vocabulary]
+positive_attributes = ["eng.Spec.k"]
+"""
+
+
+@pytest.mark.parametrize(("row", "reported"), [(POSITIVE_ROW, False), ("", True)])
+def test_a_falsy_default_set_positive_under_a_condition_is_that_condition(
+    tmp_path: Path, row: str, reported: bool
+) -> None:
+    assert bool(codes(tmp_path, POSITIVE, PACK + row)) == reported

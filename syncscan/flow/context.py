@@ -74,6 +74,7 @@ class Analysis:
             self.packs.vocabulary.names("assume_true"),
             self.packs.vocabulary.names("idle_conditions"),
             self.callgraph.step_flags,
+            self.packs.vocabulary.names("positive_attributes"),
         )
         return Walker(
             self.program,

@@ -4,8 +4,10 @@ A condition atom is a mode predicate when it reads an attribute the step path
 never assigns (set once in `__init__` or at load time), or a root parameter
 with a boolean default (`dummy_run=False`). Predicates correlate: an attribute
 assigned `X() if P else None` is non-None exactly when P holds, so testing it
-is testing P. Anything else is data: both branches stay possible, and no
-assumption is recorded (three-valued logic).
+is testing P; one assigned `0` and then, under P, a value that is surely
+non-zero (`n = 0; if P: n = cfg.k` with `k` validated positive) is truthy
+exactly when P holds. Anything else is data: both branches stay possible, and
+no assumption is recorded (three-valued logic).
 """
 
 from __future__ import annotations
@@ -32,15 +34,17 @@ class ModeOracle:
         assume_true: frozenset[str] = frozenset(),
         idle_conditions: frozenset[str] = frozenset(),
         step_flags: frozenset[str] = frozenset(),
+        positive_attributes: frozenset[str] = frozenset(),
     ) -> None:
         self.assume_true = assume_true
+        self.positive_attributes = positive_attributes
         self.step_flags = step_flags
         self.idle_conditions = idle_conditions
         self.types = types
         self.buffers = buffers
         self.assigned_on_step = assigned_on_step
         self.root_mode_params = root_mode_params
-        self._nonnull: dict[tuple[str, str], tuple[ir.Expr, Scope] | None] = {}
+        self._set_when: dict[tuple[str, str, bool], tuple[ir.Expr, Scope] | None] = {}
 
     # ------------------------------------------------------------------ splitting
     def split(
@@ -180,16 +184,17 @@ class ModeOracle:
 
     # ------------------------------------------------------------------ atoms
     def predicate(
-        self, expr: ir.Expr, frame: Frame, depth: int = 0
+        self, expr: ir.Expr, frame: Frame, depth: int = 0, truth: bool = True
     ) -> tuple[str, bool] | Correlated | None:
-        """(key, polarity), a correlated condition, or None for data."""
+        """(key, polarity), a correlated condition, or None for data. `truth`:
+        the test is `expr`'s truth, not `expr is None`."""
         if depth > _MAX_DEPTH:
             return None  # locals assigned from each other (`a = b; b = a`)
         if isinstance(expr, ir.Compare) and len(expr.ops) == 1:
             op, right = expr.ops[0], expr.comparators[0]
             none = ir.none_test(expr)
             if none is not None:
-                inner = self.predicate(none[0], frame, depth + 1)
+                inner = self.predicate(none[0], frame, depth + 1, truth=False)
                 if inner is None:
                     return None
                 if isinstance(inner, Correlated):
@@ -205,7 +210,7 @@ class ModeOracle:
             values = self.types.local_values(frame.function).get(expr.id, [])
             if len(values) == 1 and frame.param(expr.id) is None:
                 return self.predicate(values[0], frame, depth + 1)
-        correlated = self._correlated(expr, frame)
+        correlated = self._correlated(expr, frame, truth)
         if correlated is not None:
             return correlated
         key = self._mode_path(expr, frame) or self._singleton_attr(expr, frame)
@@ -249,9 +254,10 @@ class ModeOracle:
             return None
         return path
 
-    def _correlated(self, expr: ir.Expr, frame: Frame) -> Correlated | None:
+    def _correlated(self, expr: ir.Expr, frame: Frame, truth: bool) -> Correlated | None:
         """`self.ev` (or a parameter bound to the caller's `self.ev`) where the
-        class sets `ev` non-None exactly when P holds: testing it tests P."""
+        class sets `ev` non-None (or, for a truth test, truthy) exactly when P
+        holds: testing it tests P."""
         attr = ir.self_attr(expr)
         if attr is not None and frame.scope.self_class:
             owner, holder = (frame.scope.self_class, attr), frame.self_path
@@ -261,19 +267,24 @@ class ModeOracle:
             owner, holder = binding.owner, binding.path.rsplit(".", 1)[0]
         else:
             return None
-        if owner not in self._nonnull:
-            self._nonnull[owner] = self._nonnull_condition(*owner)
-        found = self._nonnull[owner]
+        key = (*owner, truth)
+        if key not in self._set_when:
+            self._set_when[key] = self._set_condition(*owner, truth)
+        found = self._set_when[key]
         if found is None:
             return None
         test, scope = found
         inner = Frame(scope, holder, (), frame.mode_params, frame.relpath)
         return Correlated(test, True, inner)
 
-    def _nonnull_condition(self, class_qualname: str, attr: str) -> tuple[ir.Expr, Scope] | None:
-        """The condition under which the class's only non-None assignment of
+    def _set_condition(
+        self, class_qualname: str, attr: str, truth: bool
+    ) -> tuple[ir.Expr, Scope] | None:
+        """The condition under which the class's only setting assignment of
         `attr` runs (the ifs around it, and an `X() if P else None` value), with
-        the scope it is written in; None when `attr` is not set that way."""
+        the scope it is written in; None when `attr` is not set that way. The
+        other assignments leave it unset: None, or for a truth test a falsy
+        literal, where the setting value is then surely truthy."""
         if (class_qualname, attr) in self.assigned_on_step:
             return None
         values = [
@@ -281,13 +292,16 @@ class ModeOracle:
             for target, value, scope in self.types.attribute_assignments(class_qualname)
             if target == attr
         ]
-        non_none = [(v, s) for v, s in values if not _is_none(v)]
-        if len(non_none) != 1 or non_none[0][1].function is None:
+        unset = [v for v, _ in values if _is_none(v) or (truth and _is_falsy_literal(v))]
+        setting = [(v, s) for v, s in values if not any(v is u for u in unset)]
+        if len(setting) != 1 or setting[0][1].function is None:
             return None
-        value, scope = non_none[0]
+        value, scope = setting[0]
+        if not all(_is_none(v) for v in unset) and not self._surely_truthy(value, scope):
+            return None
         conditions: list[ir.Expr] = []
         if len(values) > 1:
-            # `self.ev = None` then `if P: self.ev = Event()`: non-None exactly when P.
+            # `self.ev = None` then `if P: self.ev = Event()`: set exactly when P.
             guard = _guard_of(scope.function.body, attr)
             if guard is None:
                 return None
@@ -300,6 +314,18 @@ class ModeOracle:
         if len(conditions) == 1:
             return conditions[0], scope
         return ir.BoolOp("and", tuple(conditions)), scope
+
+    def _surely_truthy(self, value: ir.Expr, scope: Scope) -> bool:
+        """A non-zero literal, a constructed object, or an attribute a pack says
+        is validated positive (`SpeculativeConfig.num_speculative_tokens`)."""
+        if isinstance(value, ir.Const):
+            return bool(value.value)
+        if isinstance(value, ir.Attr):
+            return any(
+                f"{t}.{value.attr}" in self.positive_attributes
+                for t in self.types.expr_types(value.base, scope)
+            )
+        return self.types.surely_not_none(value, scope) is True and isinstance(value, ir.Call)
 
 
 @dataclass(frozen=True)
@@ -316,7 +342,7 @@ class Correlated:
 
 
 def _guard_of(stmts: tuple[ir.Stmt, ...], attr: str) -> list[ir.Expr] | None:
-    """The tests of the ifs around the one non-None `self.attr = ...` in
+    """The tests of the ifs around the one setting `self.attr = ...` in
     `stmts` (negated on an else branch); None when it also runs without them
     or sits in a loop (the ifs do not say when it runs)."""
     for stmt in stmts:
@@ -339,12 +365,14 @@ def _guard_of(stmts: tuple[ir.Stmt, ...], attr: str) -> list[ir.Expr] | None:
 
 
 def _assigns(stmts: tuple[ir.Stmt, ...], attr: str) -> bool:
-    """Whether `self.attr = <not None>` is among `stmts` (at any depth)."""
+    """Whether `self.attr = <not None, not a falsy literal>` is among `stmts`
+    (at any depth)."""
     for stmt in stmts:
         if (
             isinstance(stmt, ir.Assign)
             and stmt.value is not None
             and not _is_none(stmt.value)
+            and not _is_falsy_literal(stmt.value)
             and any(ir.self_attr(target) == attr for target in stmt.targets)
         ):
             return True
@@ -379,6 +407,11 @@ def _const_param(test: ir.Expr, frame: Frame) -> bool | None:
 
 def _is_none(expr: ir.Expr) -> bool:
     return isinstance(expr, ir.Const) and expr.value is None
+
+
+def _is_falsy_literal(expr: ir.Expr) -> bool:
+    """`0`, `False`, `""`: an attribute left unset for a truth test."""
+    return isinstance(expr, ir.Const) and expr.value is not None and not expr.value
 
 
 def _first_self_attr(expr: ir.Expr, frame: Frame, types: TypeOracle) -> str | None:

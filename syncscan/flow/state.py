@@ -41,6 +41,10 @@ class WitnessStep:
 Trace = tuple[WitnessStep, ...]
 
 DEVICE_BARRIER = "<device>"  # a wait that orders every earlier launch on the stream
+# A wait on an event this walk recorded on every path before it (`ev.record();
+# ev.synchronize()`): it orders every launch made before the walk's entry, so a
+# caller's pending accesses (or the previous step's) are covered by it.
+ENTRY_DRAINED = "<entry>"
 
 # A device access of host memory not yet covered by a host wait:
 # (buffer identity, "read" | "write", the launch that makes it).
@@ -66,6 +70,7 @@ class PathState:
     wait: Trace | None = None  # the last host wait
     guarded: bool = False  # the host waited on an event on this path (a protocol is in use)
     reloaded: frozenset[str] = frozenset()  # written, then read again by the device
+    recorded: frozenset[str] = frozenset()  # events this walk recorded on every path
     # The modes a joined path may be in, where its assumptions lost some (alternatives.py).
     alternatives: Alternatives = ()
 
@@ -94,6 +99,7 @@ class PathState:
             self.wait is not None,
             self.guarded,
             self.reloaded,
+            self.recorded,
         )
 
     def verdict_facts(self) -> tuple:
@@ -221,7 +227,7 @@ class PathState:
                 pending=(),
                 launched=None,
                 wait=trace,
-                waited=self.waited | {key},
+                waited=self.waited | {key, ENTRY_DRAINED},
                 events=(),
             )
         covered = self.event_snapshot(key)
@@ -230,18 +236,19 @@ class PathState:
         if covered is not None:
             pending = tuple(p for p in pending if p[0] not in covered)
             launched = None
+        drained = {ENTRY_DRAINED} if key in self.recorded else set()
         return self.but(
             pending=pending,
             launched=launched,
             wait=trace,
-            waited=self.waited | {key},
+            waited=self.waited | {key} | drained,
             guarded=True,
         )
 
     def on_record(self, event: str) -> PathState:
         snapshot = self.pending_ids()
         events = tuple(sorted((*(e for e in self.events if e[0] != event), (event, snapshot))))
-        return self.but(events=events)
+        return self.but(events=events, recorded=self.recorded | {event})
 
 
 def merge(states: list[PathState]) -> list[PathState]:
@@ -331,6 +338,7 @@ def join(states: list[PathState], assumptions: tuple | None = None) -> PathState
     races: dict[str, tuple[Trace, Trace]] = {}
     written: frozenset[str] = frozenset()
     waited = first.waited
+    recorded = first.recorded
     write = reader = launched = None
     wait = first.wait
     guarded = False
@@ -350,6 +358,7 @@ def join(states: list[PathState], assumptions: tuple | None = None) -> PathState
             races.setdefault(b, (w, a))
         written |= state.written
         waited &= state.waited
+        recorded &= state.recorded
         write = write or state.write
         reader = reader or state.reader
         launched = launched or state.launched
@@ -387,6 +396,7 @@ def join(states: list[PathState], assumptions: tuple | None = None) -> PathState
             "wait": wait,
             "guarded": guarded,
             "reloaded": reloaded,
+            "recorded": recorded,
         }
     )
 
@@ -515,8 +525,9 @@ def refreshed(races: tuple[Race, ...], reread: set[str]) -> tuple[Race, ...]:
 
 
 def covered_by(keys: frozenset[str], buffer: str, state: PathState) -> bool:
-    """Whether waits on `keys` (made after `state`) order the pending access of `buffer`."""
-    if DEVICE_BARRIER in keys:
+    """Whether waits on `keys` (made after `state`, in a walk entered after it)
+    order the pending access of `buffer`."""
+    if DEVICE_BARRIER in keys or ENTRY_DRAINED in keys:
         return True
     buffer = buffer.removesuffix(HOST_READ)
     site = site_of(buffer)
@@ -613,6 +624,7 @@ def compose(before: PathState, out: PathState, step: WitnessStep, start: tuple =
             "reloaded": before.reloaded
             | out.reloaded
             | ({b for b, k, _ in out.pending if k == "read"} & {b for b, _, _ in before.exposed}),
+            "recorded": before.recorded | out.recorded,
         }
     )
 

@@ -18,6 +18,7 @@ from syncscan.flow.keys import assigned_key, entry_path
 from syncscan.flow.modes import is_per_step
 from syncscan.flow.state import (
     DEVICE_BARRIER,
+    ENTRY_DRAINED,
     HOST_READ,
     PathState,
     Race,
@@ -421,5 +422,5 @@ def _guarded_buffers(finals: list[Final]) -> frozenset[str]:
         buffer.removesuffix(HOST_READ)
         for state, _ in finals
         for buffer, _, keys in state.exposed
-        if keys - {DEVICE_BARRIER}
+        if keys - {DEVICE_BARRIER, ENTRY_DRAINED}
     )
