@@ -837,3 +837,45 @@ def test_a_falsy_default_set_positive_under_a_condition_is_that_condition(
     tmp_path: Path, row: str, reported: bool
 ) -> None:
     assert bool(codes(tmp_path, POSITIVE, PACK + row)) == reported
+
+
+# A wake-up that restores buffers saved as host copies (`{n: b.cpu().clone()}`)
+# with blocking copies: PyTorch synchronizes the stream after each (measured in
+# tests/gpu), so nothing of it is still running when it returns. A kernel
+# launched after the restore still is.
+WAKE_UP = """
+class Worker:
+    def __init__(self, model):
+        self.model = model
+        self.saved = {{}}
+
+    def sleep(self):
+        torch.cuda.synchronize()
+        self.saved = {{name: buf.cpu().clone() for name, buf in self.model.named_buffers()}}
+
+    def wake_up(self):
+        for name, buf in self.model.named_buffers():
+            if name in self.saved:
+                buf.data.copy_(self.saved[name].data)
+        self.saved = {{}}
+        {after}
+"""
+QUIESCENCE = """
+[pack]
+name = "hb"
+[[quiescence]]
+function = "eng.Worker.wake_up"
+busy_on_entry = false
+why = "the caller runs device work on the restored memory"
+"""
+
+
+@pytest.mark.parametrize(
+    ("after", "reported"),
+    [("return None", False), ("read_kernel[(1,)](self.model, 1)", True)],
+)
+def test_a_blocking_restore_from_host_copies_leaves_no_device_work(
+    tmp_path: Path, after: str, reported: bool
+) -> None:
+    found = codes(tmp_path, WAKE_UP.format(after=after), QUIESCENCE)
+    assert found == ([("SYNC002", "eng.Worker.wake_up")] if reported else [])

@@ -93,6 +93,9 @@ class BufferOracle:
                 for owner in sorted(owners)
                 if self.program.find_class(owner) is not None
             )
+            if best is None and expr.attr in self.vocab.names("view_attributes"):
+                # `t.data`: the same memory as `t`.
+                return self._provenance(expr.base, scope, frame, depth + 1)
             return best.with_pool(pool) if best is not None else None
         if isinstance(expr, ir.Subscript):
             fact = self._provenance(expr.base, scope, frame, depth + 1)
@@ -122,6 +125,8 @@ class BufferOracle:
                 if source is not None and source.pinned:
                     return source
                 return _allocated(True, "pin_memory()", scope, call)
+            if name in self.vocab.names("device_copy_methods") | self.vocab.names("clone_methods"):
+                return self._copy_provenance(name, call, scope, frame, depth)
             target = call.args[0] if call.args else dict(call.kwargs).get("device")
             to_host = isinstance(target, ir.Const) and str(target.value) in self.vocab.names(
                 "host_devices"
@@ -159,6 +164,21 @@ class BufferOracle:
                 return None  # on the device of its argument, whatever that is
             return _allocated(False, "host tensor", scope, call)
         return self._method_returned(call, scope, depth)
+
+    def _copy_provenance(
+        self, name: str, call: ir.Call, scope: Scope, frame: Frame | None, depth: int
+    ) -> BufferFact | None:
+        """`t.cpu()`: host memory (`t` itself when it is host memory already);
+        `t.clone()`: fresh memory where `t` lives, never pinned."""
+        assert isinstance(call.func, ir.Attr)
+        source = self._provenance(call.func.base, scope, frame, depth + 1)
+        if name in self.vocab.names("device_copy_methods"):
+            if source is not None and source.host and not source.uva:
+                return source
+            return _allocated(False, f".{name}() copy", scope, call)
+        if source is None or source.uva:
+            return None
+        return _allocated(False, f".{name}() copy", scope, call, device=source.device)
 
     def _method_returned(self, call: ir.Call, scope: Scope, depth: int) -> BufferFact | None:
         """`slot.uva(n)` on a pool slot: memory the method hands out of its own

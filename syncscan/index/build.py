@@ -650,8 +650,9 @@ class _Builder:
         return ir.Comp(self.expr(node.elt), iters)
 
     def _dict_comp(self, node: ast.DictComp) -> ir.Expr:
+        # Its elements are its values (`d[k]` reads one); the key is kept for its calls.
         iterable = self.expr(node.generators[0].iter)
-        return ir.Opaque((self.expr(node.key), self.expr(node.value), iterable))
+        return ir.Comp(self.expr(node.value), (iterable, self.expr(node.key)))
 
     def _dict(self, node: ast.Dict) -> ir.Expr:
         # `**mapping` entries are not kept, as before.

@@ -101,7 +101,8 @@ class Seq(Expr):
 
 @dataclass(frozen=True)
 class Comp(Expr):
-    """A comprehension: `elt` built once per item of `iters`."""
+    """A comprehension: `elt` built once per item of `iters` (a dict comprehension:
+    `elt` is its value, and its key rides along in `iters`)."""
 
     elt: Expr
     iters: tuple[Expr, ...]
