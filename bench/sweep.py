@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     for verdict in VERDICTS:
         print(f"  {verdict}: {result.count(verdict)} ({result.count(verdict, 'error')} error)")
     share = result.error_bug_share
-    print(f"  bug share of error findings: {'n/a' if share is None else f'{share:.0%}'}")
+    print(f"  bug share of error findings: {'n/a' if share is None else f'{share:.1%}'}")
     for release, entry in result.lost:
         status = "LOST bug" if entry.reported else "MISSED bug known from review"
         print(f"{status} in {release}: {entry.code} {entry.function} [{entry.mode}]")
