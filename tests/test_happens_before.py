@@ -879,3 +879,68 @@ def test_a_blocking_restore_from_host_copies_leaves_no_device_work(
 ) -> None:
     found = codes(tmp_path, WAKE_UP.format(after=after), QUIESCENCE)
     assert found == ([("SYNC002", "eng.Worker.wake_up")] if reported else [])
+
+
+# An if/elif chain whose branches all bind the name read right after it: with
+# no branch taken the read raises, so that path is no step that completes.
+FALLTHROUGH = """
+class Runner:
+    def __init__(self, method):
+        self.method = method
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+
+    def execute_model(self, batch):
+        self.ids[: len(batch)] = batch
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+        return self._finish()
+
+    def _finish(self):
+        {before}
+        if self.method == "a":
+            out = self._wait()
+        elif self.method == "b":
+            out = self._wait()
+        {orelse}
+        return out
+
+    def _wait(self):
+        torch.cuda.synchronize()
+        return 1
+"""
+
+
+@pytest.mark.parametrize(
+    ("before", "orelse", "reported"),
+    [
+        ("pass", "", False),  # no branch taken: `return out` raises
+        ("pass", "else:\n            out = 0", True),  # the else path returns unwaited
+        ("out = 0", "", True),  # bound before the chain: falling through returns it
+    ],
+)
+def test_a_fall_through_that_reads_an_unbound_name_is_no_path(
+    tmp_path: Path, before: str, orelse: str, reported: bool
+) -> None:
+    assert bool(codes(tmp_path, FALLTHROUGH.format(before=before, orelse=orelse))) == reported
+
+
+@pytest.mark.parametrize(
+    ("body", "raises"),
+    [
+        ("if a:\n        x = 1\n    elif b:\n        x = 2\n    return x", True),
+        ("if a:\n        x = 1\n    return x", True),
+        ("if a:\n        x = 1\n    else:\n        x = 2\n    return x", False),  # no fall-through
+        ("x = 0\n    if a:\n        x = 1\n    return x", False),  # bound before
+        ("if a:\n        x = 1\n    log()\n    return x", False),  # not read right after
+        ("if a:\n        x = 1\n    elif b:\n        y = 2\n    return x", False),  # one branch
+        ("for i in c:\n        if a:\n            x = 1\n        print(x)", False),  # a loop
+        ("try:\n        if a:\n            x = 1\n        print(x)\n    except NameError:\n"
+         "        pass", False),  # a handler
+    ],
+)  # fmt: skip
+def test_which_fall_throughs_raise(body: str, raises: bool) -> None:
+    from syncscan.flow.unbound import raising_fallthroughs
+    from syncscan.index.build import summarise
+
+    function = summarise(f"def f(a, b, c):\n    {body}\n", "m", "m.py", False).functions["f"]
+    assert bool(raising_fallthroughs(function)) == raises

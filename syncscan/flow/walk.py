@@ -30,6 +30,7 @@ from syncscan.flow.state import (
     fresh_identity,
     merge,
 )
+from syncscan.flow.unbound import raising_fallthroughs
 from syncscan.index import ir
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import Vocabulary
@@ -89,6 +90,7 @@ class Walker:
         self.budget = budget
         self.work = 0
         self._memo: dict[tuple, tuple[list[PathState], list]] = {}
+        self._raising: dict[str, frozenset[int]] = {}
         self._calls: dict[int, tuple[ir.Expr, tuple[ir.Call, ...]]] = {}
         self._active: set[tuple[str, str | None]] = set()
         self._event_types = vocabulary.names("event_types")
@@ -170,6 +172,8 @@ class Walker:
         if isinstance(stmt, ir.If):
             states = self.expr(stmt.test, frame, states, depth)
             true_states, false_states = self.modes.split(stmt.test, frame, states)
+            if not stmt.orelse and id(stmt) in self._raising_fallthroughs(frame.function):
+                false_states = []  # no branch bound the name read next: it raises
             t_states, t_exits = self.block(stmt.body, frame, true_states, depth, on_yield)
             f_states, f_exits = self.block(stmt.orelse, frame, false_states, depth, on_yield)
             return merge(t_states + f_states), t_exits + f_exits
@@ -192,6 +196,12 @@ class Walker:
             self.expr(stmt.value, frame, states, depth)
             return [], []  # an exception is not a completion of the step
         return states, []
+
+    def _raising_fallthroughs(self, function: FunctionSummary) -> frozenset[int]:
+        found = self._raising.get(function.qualname)
+        if found is None:
+            found = self._raising[function.qualname] = raising_fallthroughs(function)
+        return found
 
     def try_stmt(
         self,
