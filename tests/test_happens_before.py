@@ -944,3 +944,27 @@ def test_which_fall_throughs_raise(body: str, raises: bool) -> None:
 
     function = summarise(f"def f(a, b, c):\n    {body}\n", "m", "m.py", False).functions["f"]
     assert bool(raising_fallthroughs(function)) == raises
+
+
+# `x = wait() if P else None`: the wait runs only where P holds; the other arm's
+# path leaves the copy unwaited.
+IFEXP = """
+class Runner:
+    def __init__(self, eager):
+        self.eager = eager
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+
+    def execute_model(self, batch):
+        self.ids[: len(batch)] = batch
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+        done = self.ids_gpu.tolist() if {test} else None
+        return done
+"""
+
+
+@pytest.mark.parametrize(("test", "reported"), [("self.eager", True), ("True", False)])
+def test_a_call_in_one_arm_of_a_conditional_expression_runs_only_there(
+    tmp_path: Path, test: str, reported: bool
+) -> None:
+    assert bool(codes(tmp_path, IFEXP.format(test=test))) == reported

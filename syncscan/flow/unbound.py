@@ -35,12 +35,12 @@ def raising_fallthroughs(function: FunctionSummary) -> frozenset[int]:
             chain = _chain(stmt)
             if chain[-1].orelse:
                 continue  # an `else` or a non-`if` statement ends it: no fall-through
-            read = _names_read(block[index + 1])
-            for name in _bound_in_every_branch(chain) & read:
-                inside = sum((_bindings(c.body) for c in chain), Counter())
-                if name not in params and bound[name] == inside[name]:
-                    found.add(id(chain[-1]))
-                    break
+            candidates = (_bound_in_every_branch(chain) & _names_read(block[index + 1])) - params
+            if not candidates:
+                continue
+            inside = sum((_bindings(c.body) for c in chain), Counter())
+            if any(bound[name] == inside[name] for name in candidates):
+                found.add(id(chain[-1]))
     return frozenset(found)
 
 

@@ -334,6 +334,16 @@ class Walker:
     ) -> list[PathState]:
         if expr is None or not states:
             return states
+        if isinstance(expr, ir.IfExp) and (
+            self._calls_in(expr.body) or self._calls_in(expr.orelse)
+        ):
+            # `a() if P else b()`: each arm runs only where its side of P holds.
+            states = self.expr(expr.test, frame, states, depth)
+            true_states, false_states = self.modes.split(expr.test, frame, states)
+            return merge(
+                self.expr(expr.body, frame, true_states, depth)
+                + self.expr(expr.orelse, frame, false_states, depth)
+            )
         for call in self._calls_in(expr):
             site = self.resolver.resolve(call, frame.scope)
             states = self.effects(site, frame, states, depth)
