@@ -968,3 +968,18 @@ def test_a_call_in_one_arm_of_a_conditional_expression_runs_only_there(
     tmp_path: Path, test: str, reported: bool
 ) -> None:
     assert bool(codes(tmp_path, IFEXP.format(test=test))) == reported
+
+
+@pytest.mark.parametrize(
+    ("value", "reported"),
+    [
+        ("self.eager and self.ids_gpu.tolist()", True),  # runs only in eager mode
+        ("self.eager or self.ids_gpu.tolist()", True),  # runs only when not eager
+        ("self.ids_gpu.tolist() and self.eager", False),  # the first operand always runs
+    ],
+)
+def test_a_call_in_a_later_operand_of_and_or_runs_only_if_reached(
+    tmp_path: Path, value: str, reported: bool
+) -> None:
+    source = IFEXP.replace("self.ids_gpu.tolist() if {test} else None", value)
+    assert bool(codes(tmp_path, source)) == reported

@@ -344,6 +344,19 @@ class Walker:
                 self.expr(expr.body, frame, true_states, depth)
                 + self.expr(expr.orelse, frame, false_states, depth)
             )
+        if isinstance(expr, ir.BoolOp) and any(self._calls_in(v) for v in expr.values[1:]):
+            # `P and t.item()`: an operand runs only where those before it did not
+            # decide the result (short-circuit).
+            decided: list[PathState] = []
+            for value in expr.values[:-1]:
+                states = self.expr(value, frame, states, depth)
+                true_states, false_states = self.modes.split(value, frame, states)
+                go_on, stop = (
+                    (true_states, false_states) if expr.op == "and" else (false_states, true_states)
+                )
+                decided += stop
+                states = go_on
+            return merge(decided + self.expr(expr.values[-1], frame, states, depth))
         for call in self._calls_in(expr):
             site = self.resolver.resolve(call, frame.scope)
             states = self.effects(site, frame, states, depth)
