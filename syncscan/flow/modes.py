@@ -325,7 +325,7 @@ class ModeOracle:
                 f"{t}.{value.attr}" in self.positive_attributes
                 for t in self.types.expr_types(value.base, scope)
             )
-        return self.types.surely_not_none(value, scope) is True and isinstance(value, ir.Call)
+        return isinstance(value, ir.Call) and self.types.surely_not_none(value, scope) is True
 
 
 @dataclass(frozen=True)
