@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from syncscan.flow.context import Analysis
-from syncscan.flow.state import WitnessStep
+from syncscan.flow.state import Race, WitnessStep
 from syncscan.flow.step import OUTSIDE_GUARD, RootAnalysis, StepPath
 
 from .base import Example, Finding, Location, StepRule, fingerprint, predicates_text, shared_mode
@@ -113,24 +113,27 @@ class WriteOutsideGuard(StepRule):
     INVALID = [Example({"example.py": _BUGGY}, _PACK, 1, "a write after the record")]
 
     def root_findings(self, result: RootAnalysis, analysis: Analysis) -> list[Finding]:
-        groups: dict[tuple, list[StepPath]] = {}
+        groups: dict[tuple, list[tuple[StepPath, Race]]] = {}
         for path in result.paths:
             if path.verdict != OUTSIDE_GUARD or path.race is None:
                 continue
-            buffer, write, _ = path.race
-            site = write[-1]
-            groups.setdefault((buffer, site.path, site.line, path.across_steps), []).append(path)
+            for race in (path.race, *path.also):
+                buffer, write, _ = race
+                site = write[-1]
+                key = (buffer, site.path, site.line, path.across_steps)
+                groups.setdefault(key, []).append((path, race))
         return [
-            self._finding(result, sorted(group, key=_path_order), analysis)
+            self._finding(result, sorted(group, key=lambda g: _path_order(g[0])), analysis)
             for group in groups.values()
         ]
 
-    def _finding(self, result: RootAnalysis, group: list[StepPath], analysis: Analysis) -> Finding:
-        path = group[0]
-        assert path.race is not None
-        buffer, write, access = path.race
+    def _finding(
+        self, result: RootAnalysis, group: list[tuple[StepPath, Race]], analysis: Analysis
+    ) -> Finding:
+        path, race = group[0]
+        buffer, write, access = race
         root = result.root
-        mode = shared_mode(group, analysis.packs)
+        mode = shared_mode([p for p, _ in group], analysis.packs)
         mode_label = analysis.packs.labels_text(mode) or predicates_text(mode) or "every mode"
         module = analysis.program.module_of(root.function.qualname)
         root_path = analysis.project.relpath(module.path) if module else ""

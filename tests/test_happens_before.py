@@ -326,8 +326,16 @@ DUMMY_ROOT = '[[step_root]]\nclass = "eng.Runner"\nmethod = "dummy_run"\n'
     [
         ("true", [("SYNC003", "eng.Runner.dummy_run")]),
         # Judged as a step of its own, its copy (which no event records) is also
-        # raced by the real step's guarded write.
-        ("false", [("SYNC003", "eng.Runner.dummy_run"), ("SYNC003", "eng.Runner.execute_model")]),
+        # raced by each entry point's next write: the real step's guarded one and
+        # its own.
+        (
+            "false",
+            [
+                ("SYNC003", "eng.Runner.dummy_run"),
+                ("SYNC003", "eng.Runner.dummy_run"),
+                ("SYNC003", "eng.Runner.execute_model"),
+            ],
+        ),
     ],
 )
 def test_a_dummy_batch_root_is_a_next_step_whose_output_is_discarded(

@@ -68,9 +68,13 @@ class StepPath:
     reason: str
     race: Race | None = None
     across_steps: bool = False
+    # Races with the writes of the loop's other entry points (a dummy batch),
+    # one per entry point: each is a place the guard is missing.
+    also: tuple[Race, ...] = ()
 
 
 Final = tuple[PathState, tuple[ReturnInfo, ...]]
+NextStep = tuple[str, Final]  # a path of an entry point, with that entry point's name
 
 
 @dataclass
@@ -110,7 +114,7 @@ class StepAnalyzer:
         may run: any path of any root on the same object (a step, a dummy run,
         a warm-up: the entry points share the buffers)."""
         walked: list[tuple[StepRoot, list[Final] | str]] = [(r, self._walk(r)) for r in roots]
-        by_class: dict[str, list[Final]] = {}
+        by_class: dict[str, list[NextStep]] = {}
         for root, finals in walked:
             if isinstance(finals, str):
                 continue
@@ -118,7 +122,7 @@ class StepAnalyzer:
                 # As a next step, a dummy batch tears what it writes; what it
                 # reads on the host reaches no output.
                 finals = [(_writes_only(s), r) for s, r in finals]
-            by_class.setdefault(root.self_class, []).extend(finals)
+            by_class.setdefault(root.self_class, []).extend((root.name, f) for f in finals)
         results = []
         for root, finals in walked:
             if isinstance(finals, str):
@@ -130,7 +134,7 @@ class StepAnalyzer:
                 results.append(RootAnalysis(root, [_discarded(s, r) for s, r in finals]))
                 continue
             next_steps = by_class[root.self_class]
-            guarded = _guarded_buffers(next_steps)
+            guarded = _guarded_buffers([final for _, final in next_steps])
             paths = [
                 self._verdict(state, returns, next_steps, guarded) for state, returns in finals
             ]
@@ -189,7 +193,7 @@ class StepAnalyzer:
         self,
         state: PathState,
         returns: tuple[ReturnInfo, ...],
-        next_steps: list[Final],
+        next_steps: list[NextStep],
         guarded: frozenset[str],
     ) -> StepPath:
         """The path's verdict. A race is SYNC003's (outside the guard) when the
@@ -255,7 +259,7 @@ class StepAnalyzer:
             pending = tuple(p for p in pending if not is_slot(p[0]))
             if not pending:
                 return StepPath(state, returns, "bounded by peer", peer)
-        race = self._next_step_race(state.but(pending=pending), next_steps)
+        race, also = self._next_step_races(state.but(pending=pending), next_steps)
         if race is None and peer is not None:
             return StepPath(state, returns, "bounded by peer", peer)
         if race is None and deferred is not None:
@@ -274,7 +278,7 @@ class StepAnalyzer:
             return StepPath(
                 state, returns, OUTSIDE_GUARD,
                 "the next step rewrites a buffer before the wait that covers this step's access",
-                race=race, across_steps=True,
+                race=race, across_steps=True, also=also,
             )  # fmt: skip
         return StepPath(
             state, returns, UNBOUNDED, "no host wait, inline or deferred",
@@ -322,19 +326,23 @@ class StepAnalyzer:
             return frozenset(state.pending_ids())
         return frozenset(b for end in resolution[1] for b in end.pending_ids())
 
-    def _next_step_race(self, end: PathState, next_steps: list[Final]) -> Race | None:
+    def _next_step_races(
+        self, end: PathState, next_steps: list[NextStep]
+    ) -> tuple[Race | None, tuple[Race, ...]]:
         """Unroll the loop once, compositionally: the next step is any of
         `next_steps` in the same mode, and each path of the walk from the empty
         state already says which buffers it writes and after which waits
         (`exposed`). A write to what this path left pending, with no wait that
         covers it before, races it. A slot of a pool comes back only after
         `depth` steps, so it races only when the next path leaves the pool
-        unwaited too (the path can repeat). A host read is the race shown
-        (`telling`) where there is one."""
-        races: list[Race] = []
+        unwaited too (the path can repeat). Per entry point the race shown is
+        its host read where there is one (`telling`); the first entry point's
+        (else the one with a host read) is the path's race, the others' come
+        with it: each entry point is a place the guard is missing."""
+        by_root: dict[str, list[Race]] = {}
         left = carried(end.pending)
         sites = {site_of(b) for b, _, _ in left}
-        for state, returns in next_steps:
+        for root, (state, returns) in next_steps:
             if not self._same_mode(end, state):
                 continue
             for buffer, write, keys in state.exposed:
@@ -347,10 +355,12 @@ class StepAnalyzer:
                     continue
                 if is_slot(buffer) and not self._leaves_slot_unwaited(state, returns, buffer):
                     continue
-                if buffer.endswith(HOST_READ):
-                    return (buffer, write, access)
-                races.append((buffer, write, access))
-        return telling(races) if races else None
+                by_root.setdefault(root, []).append((buffer, write, access))
+        shown = [telling(races) for races in by_root.values()]
+        if not shown:
+            return None, ()
+        first = telling(shown)
+        return first, tuple(r for r in shown if r is not first)
 
     def _reaches_output(self, access: Trace, state: PathState) -> bool:
         """Whether the device work that reads what `access` uploaded runs on this
