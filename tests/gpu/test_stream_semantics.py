@@ -1,0 +1,72 @@
+"""The torch pack's stream-ordering rows, observed on a CUDA device.
+
+`wait_stream` / `Event.wait` order streams on the device and never block the
+host; `s2.wait_stream(s1)` orders s2's later work after s1's earlier work only,
+not the other way round. Counts over TRIALS are printed (`pytest -m gpu -s`).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+try:
+    import torch
+except ImportError:  # CI has no torch and no GPU
+    torch = None
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(torch is None or not torch.cuda.is_available(), reason="no CUDA device"),
+]
+
+TRIALS = 20
+SLEEP_CYCLES = 20_000_000  # about 10 ms at the H200's clock
+N = 1 << 20
+
+
+def _report(label: str, hits: int) -> int:
+    print(f"{label}: {hits}/{TRIALS}")
+    return hits
+
+
+def test_device_waits_never_block_the_host() -> None:
+    s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+    event = torch.cuda.Event()
+    busy_after_wait_event = busy_after_wait_stream = 0
+    for _ in range(TRIALS):
+        torch.cuda.synchronize()
+        with torch.cuda.stream(s1):
+            torch.cuda._sleep(SLEEP_CYCLES)
+            event.record()
+        event.wait(s2)
+        busy_after_wait_event += not s1.query()  # the host came back while s1 runs
+        s2.wait_stream(s1)
+        busy_after_wait_stream += not s1.query()
+        torch.cuda.synchronize()
+    assert _report("Event.wait returned with s1 busy", busy_after_wait_event) == TRIALS
+    assert _report("wait_stream returned with s1 busy", busy_after_wait_stream) == TRIALS
+
+
+def test_wait_stream_orders_one_direction_only() -> None:
+    s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+    a = torch.zeros(N, device="cuda")
+    b = torch.zeros(N, device="cuda")
+    ordered = unordered_saw_old = 0
+    for trial in range(1, TRIALS + 1):
+        torch.cuda.synchronize()
+        with torch.cuda.stream(s1):
+            torch.cuda._sleep(SLEEP_CYCLES)
+            a.fill_(float(trial))  # s1 writes a late
+        s2.wait_stream(s1)
+        with torch.cuda.stream(s2):
+            seen = a.clone()  # ordered after s1's write
+        with torch.cuda.stream(s2):
+            torch.cuda._sleep(SLEEP_CYCLES)
+            b.fill_(float(trial))  # s2 writes b late
+        with torch.cuda.stream(s1):
+            back = b.clone()  # s1 never waited for s2: may run before the write
+        torch.cuda.synchronize()
+        ordered += seen[0].item() == float(trial)
+        unordered_saw_old += back[0].item() != float(trial)
+    assert _report("s2 after s2.wait_stream(s1) saw s1's write", ordered) == TRIALS
+    assert _report("s1 (no wait) read b before s2 wrote it", unordered_saw_old) > 0
