@@ -292,12 +292,15 @@ class ModeOracle:
             for target, value, scope in self.types.attribute_assignments(class_qualname)
             if target == attr
         ]
-        unset = [v for v, _ in values if _is_none(v) or (truth and _is_falsy_literal(v))]
-        setting = [(v, s) for v, s in values if not any(v is u for u in unset)]
+        setting = [
+            (v, s) for v, s in values if not (_is_none(v) or (truth and _is_falsy_literal(v)))
+        ]
         if len(setting) != 1 or setting[0][1].function is None:
             return None
         value, scope = setting[0]
-        if not all(_is_none(v) for v in unset) and not self._surely_truthy(value, scope):
+        # Left falsy but not None (`n = 0`): only a value surely truthy sets it.
+        falsy_unset = any(_is_falsy_literal(v) for v, _ in values)
+        if truth and falsy_unset and not self._surely_truthy(value, scope):
             return None
         conditions: list[ir.Expr] = []
         if len(values) > 1:

@@ -107,12 +107,12 @@ def _target_names(target: ir.Expr) -> Iterator[str]:
 
 def _walrus_targets(stmt: ir.Stmt) -> Iterator[str]:
     for expr in _own_exprs(stmt):
-        yield from (n.target for n in _walk(expr) if isinstance(n, ir.NamedExpr))
+        yield from (n.target for n in ir.walk(expr) if isinstance(n, ir.NamedExpr))
 
 
 def _names_read(stmt: ir.Stmt) -> set[str]:
     """Local names a simple statement reads (a compound one reads only its header)."""
-    return {n.id for e in _own_exprs(stmt) for n in _walk(e) if isinstance(n, ir.Name)}
+    return {n.id for e in _own_exprs(stmt) for n in ir.walk(e) if isinstance(n, ir.Name)}
 
 
 def _own_exprs(stmt: ir.Stmt) -> list[ir.Expr]:
@@ -130,9 +130,3 @@ def _own_exprs(stmt: ir.Stmt) -> list[ir.Expr]:
     if isinstance(stmt, ir.With):
         return [i.context for i in stmt.items]
     return []
-
-
-def _walk(expr: ir.Expr) -> Iterator[ir.Expr]:
-    yield expr
-    for child in ir.children(expr):
-        yield from _walk(child)

@@ -9,6 +9,7 @@ an f-string or a lambda argument still happen, in order).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -296,6 +297,17 @@ def self_attr(expr: Expr) -> str | None:
     if isinstance(expr, Attr) and isinstance(expr.base, Name) and expr.base.id == "self":
         return expr.attr
     return None
+
+
+def walk(expr: Expr | None) -> Iterator[Expr]:
+    """`expr` and every expression inside it (pairs included), outermost first."""
+    if expr is None:
+        return
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(tuple(children(node))))
 
 
 def iter_calls(expr: Expr | None):

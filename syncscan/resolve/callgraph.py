@@ -174,13 +174,10 @@ def _exits(block: tuple[ir.Stmt, ...]) -> bool:
 
 def _none_compared(expr: ir.Expr):
     """The operands `e` of every `e is None` / `e is not None` inside `expr`."""
-    stack = [expr]
-    while stack:
-        node = stack.pop()
+    for node in ir.walk(expr):
         found = ir.none_test(node)
         if found is not None:
             yield found[0]
-        stack.extend(ir.children(node))
 
 
 def _calls_in(stmts: tuple[ir.Stmt, ...]):

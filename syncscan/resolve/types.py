@@ -343,12 +343,7 @@ class TypeOracle:
 
 
 def _walrus(expr: ir.Expr | None):
-    if expr is None:
-        return
-    if isinstance(expr, ir.NamedExpr):
-        yield expr
-    for child in ir.children(expr):
-        yield from _walrus(child)
+    return (node for node in ir.walk(expr) if isinstance(node, ir.NamedExpr))
 
 
 def _self_assignments(stmts: tuple[ir.Stmt, ...]):

@@ -7,26 +7,9 @@ not the other way round. Counts over TRIALS are printed (`pytest -m gpu -s`).
 
 from __future__ import annotations
 
-import pytest
+from gpu_trials import ON_DEVICE, SLEEP_CYCLES, TRIALS, N, report, torch
 
-try:
-    import torch
-except ImportError:  # CI has no torch and no GPU
-    torch = None
-
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(torch is None or not torch.cuda.is_available(), reason="no CUDA device"),
-]
-
-TRIALS = 20
-SLEEP_CYCLES = 20_000_000  # about 10 ms at the H200's clock
-N = 1 << 20
-
-
-def _report(label: str, hits: int) -> int:
-    print(f"{label}: {hits}/{TRIALS}")
-    return hits
+pytestmark = ON_DEVICE
 
 
 def test_device_waits_never_block_the_host() -> None:
@@ -43,8 +26,8 @@ def test_device_waits_never_block_the_host() -> None:
         s2.wait_stream(s1)
         busy_after_wait_stream += not s1.query()
         torch.cuda.synchronize()
-    assert _report("Event.wait returned with s1 busy", busy_after_wait_event) == TRIALS
-    assert _report("wait_stream returned with s1 busy", busy_after_wait_stream) == TRIALS
+    assert report("Event.wait returned with s1 busy", busy_after_wait_event) == TRIALS
+    assert report("wait_stream returned with s1 busy", busy_after_wait_stream) == TRIALS
 
 
 def test_wait_stream_orders_one_direction_only() -> None:
@@ -68,5 +51,5 @@ def test_wait_stream_orders_one_direction_only() -> None:
         torch.cuda.synchronize()
         ordered += seen[0].item() == float(trial)
         unordered_saw_old += back[0].item() != float(trial)
-    assert _report("s2 after s2.wait_stream(s1) saw s1's write", ordered) == TRIALS
-    assert _report("s1 (no wait) read b before s2 wrote it", unordered_saw_old) > 0
+    assert report("s2 after s2.wait_stream(s1) saw s1's write", ordered) == TRIALS
+    assert report("s1 (no wait) read b before s2 wrote it", unordered_saw_old) > 0
