@@ -13,9 +13,11 @@ def all_rules() -> list[type[Rule]]:
     from .sync001_unbounded_step import UnboundedStep
     from .sync002_completion_without_barrier import CompletionWithoutBarrier
     from .sync003_write_outside_guard import WriteOutsideGuard
+    from .sync004_stream_order_hazard import StreamOrderHazard
 
     return sorted(
-        [UnboundedStep, CompletionWithoutBarrier, WriteOutsideGuard], key=lambda r: r.code
+        [UnboundedStep, CompletionWithoutBarrier, WriteOutsideGuard, StreamOrderHazard],
+        key=lambda r: r.code,
     )
 
 

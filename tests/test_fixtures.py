@@ -41,6 +41,11 @@ def test_fixture(shape: str, variant: str) -> None:
         functions = [step.function for step in finding.witness]
         if "witness_function" in expect:
             assert expect["witness_function"] in functions
+        if "shape" in expect:
+            # SYNC004 names why the two streams are unordered: its remedy is per shape.
+            from syncscan.rules.sync004_stream_order_hazard import _REMEDIES
+
+            assert finding.remedy == _REMEDIES[expect["shape"]], finding.message
         if "completion_lines" in expect:
             sites = sorted([r.path, r.line] for r in finding.related)
             assert sites == sorted(expect["completion_lines"])

@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from syncscan.flow import alternatives as alt
+from syncscan.flow import streams as stream_model
 from syncscan.flow.alternatives import Alternatives
 from syncscan.flow.keys import is_set_key, is_step_fact
+from syncscan.flow.streams import StreamFacts
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,8 @@ class PathState:
     recorded: frozenset[str] = frozenset()  # events this walk recorded on every path
     # The modes a joined path may be in, where its assumptions lost some (alternatives.py).
     alternatives: Alternatives = ()
+    # The order between streams (streams.py); None until a stream fact is met.
+    streams: StreamFacts | None = None
 
     @property
     def in_flight(self) -> bool:
@@ -100,6 +104,7 @@ class PathState:
             self.guarded,
             self.reloaded,
             self.recorded,
+            self.streams.facts() if self.streams is not None else None,
         )
 
     def verdict_facts(self) -> tuple:
@@ -397,6 +402,7 @@ def join(states: list[PathState], assumptions: tuple | None = None) -> PathState
             "guarded": guarded,
             "reloaded": reloaded,
             "recorded": recorded,
+            "streams": stream_model.join([s.streams for s in states]),
         }
     )
 
@@ -625,6 +631,7 @@ def compose(before: PathState, out: PathState, step: WitnessStep, start: tuple =
             | out.reloaded
             | ({b for b, k, _ in out.pending if k == "read"} & {b for b, _, _ in before.exposed}),
             "recorded": before.recorded | out.recorded,
+            "streams": stream_model.compose(before.streams, out.streams, at),
         }
     )
 

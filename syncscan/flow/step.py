@@ -12,7 +12,7 @@ pending, with no such wait before it, is a race.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from syncscan.flow.keys import assigned_key, entry_path
 from syncscan.flow.modes import is_per_step
@@ -31,6 +31,7 @@ from syncscan.flow.state import (
     same_memory,
     site_of,
 )
+from syncscan.flow.streams import Hazard, next_step_hazards
 from syncscan.flow.walk import Incomplete, ReturnInfo, Walker, with_fall_through
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import PackSet, StepRootSpec
@@ -71,6 +72,9 @@ class StepPath:
     # Races with the writes of the loop's other entry points (a dummy batch),
     # one per entry point: each is a place the guard is missing.
     also: tuple[Race, ...] = ()
+    # Accesses of the same memory by two streams with no order between them,
+    # in this step or between this step and the next (SYNC004).
+    hazards: tuple[Hazard, ...] = ()
 
 
 Final = tuple[PathState, tuple[ReturnInfo, ...]]
@@ -136,10 +140,30 @@ class StepAnalyzer:
             next_steps = by_class[root.self_class]
             guarded = _guarded_buffers([final for _, final in next_steps])
             paths = [
-                self._verdict(state, returns, next_steps, guarded) for state, returns in finals
+                replace(
+                    self._verdict(state, returns, next_steps, guarded),
+                    hazards=self._stream_hazards(state, next_steps),
+                )
+                for state, returns in finals
             ]
             results.append(RootAnalysis(root, paths))
         return results
+
+    def _stream_hazards(self, state: PathState, next_steps: list[NextStep]) -> tuple[Hazard, ...]:
+        """The path's stream hazards: in the step, and with each next step the
+        loop may run in the same mode (what this step left live on a stream
+        against the next step's accesses)."""
+        facts = state.streams
+        if facts is None:
+            return ()
+        found = {h.key: h for h in facts.hazards}
+        if facts.live:
+            for _, (following, _) in next_steps:
+                if following.streams is None or not self._same_mode(state, following):
+                    continue
+                for hazard in next_step_hazards(facts, following.streams):
+                    found.setdefault(hazard.key, hazard)
+        return tuple(found.values())
 
     def _walk(self, root: StepRoot) -> list[Final] | str:
         """The root's distinct final paths, or why it could not be walked."""

@@ -30,6 +30,7 @@ from syncscan.flow.state import (
     fresh_identity,
     merge,
 )
+from syncscan.flow.stream_effects import StreamEffects, current_of
 from syncscan.flow.unbound import raising_fallthroughs
 from syncscan.index import ir
 from syncscan.index.summary import FunctionSummary
@@ -95,6 +96,7 @@ class Walker:
         self._active: set[tuple[str, str | None]] = set()
         self._event_types = vocabulary.names("event_types")
         self._stream_types = vocabulary.names("stream_types")
+        self.streams = StreamEffects(resolver, buffers, vocabulary)
         # Quiescence questions count only full-device barriers as waits, and
         # collect the completion calls (future.set_result) they meet.
         self.barriers_only = barriers_only
@@ -258,10 +260,22 @@ class Walker:
                 return self.enter_generator(site, managers, frame, states, depth, body)
             if site.constructs is not None:
                 return self.enter_object(site, frame, states, depth, body)
+            stream = None if self.barriers_only else self.streams.context_stream(context, frame)
+            if stream is not None:
+                return self.on_stream(stream, states, body)
             states = self.effects(site, frame, states, depth)
             return body(states)
         states = self.expr(context, frame, states, depth)
         return body(states)
+
+    def on_stream(
+        self, stream: str, states: list[PathState], body: YieldHook
+    ) -> tuple[list[PathState], list[Exit]]:
+        """`with torch.cuda.stream(s):` — the body's work runs on `s`; the stream
+        current before comes back after it."""
+        previous = current_of(states)
+        fall, exits = body(self.streams.entered(states, stream))
+        return self.streams.left(fall, previous), exits
 
     def enter_generator(
         self,
@@ -380,6 +394,12 @@ class Walker:
         at_root: bool = False,
     ) -> list[PathState]:
         if isinstance(target, ir.Subscript):
+            if not self.barriers_only:
+                step = WitnessStep(
+                    frame.relpath, stmt.line, frame.function.qualname,
+                    f"writes {_describe(target.base)}[...]", column=stmt.col,
+                )  # fmt: skip
+                states = self.streams.on_store(target.base, frame, states, (step,))
             return self.write(target.base, frame, states, (stmt.line, stmt.col), "writes")
         if isinstance(target, ir.Seq):
             for element in target.elts:
@@ -475,6 +495,8 @@ class Walker:
             return (self.site_step(frame, call, note),)
 
         arguments = (*call.args, *(v for _, v in call.kwargs))
+        if not self.barriers_only:
+            states = self.streams.on_call(site, frame, states, trace)
         if site.kernel is not None:
             note = f"launches kernel {site.kernel.name}"
             reads = self.buffers.accesses(arguments, frame)
@@ -496,6 +518,7 @@ class Walker:
                 return states
             if site.external in vocab.names("full_device_waits"):
                 t = trace(f"host waits for the whole device ({site.external})")
+                states = self.streams.device_barrier(states)
                 return [s.on_wait(t, DEVICE_BARRIER) for s in states]
             if site.external in vocab.names("write_functions") and call.args:
                 return self.write(
@@ -521,9 +544,16 @@ class Walker:
                     if self.barriers_only:
                         return states  # one event or stream is not the whole device
                     t = trace(f"host waits on {receiver_kind} {event}.{method}()")
-                    # One stream is modelled: its synchronize orders all its work.
+                    if receiver_kind == "event":
+                        states = self.streams.host_waits_event(states, event)
+                    else:
+                        stream = self.streams.stream_of(site.receiver, frame)
+                        states = self.streams.host_waits_stream(states, stream)
+                    # The host model knows one stream: its synchronize orders all its work.
                     key = event if receiver_kind == "event" else DEVICE_BARRIER
                     return [s.on_wait(t, key) for s in states]
+                if receiver_kind == "event" and not self.barriers_only:
+                    states = self.streams.on_event(method, event, site, frame, states)
                 if method in vocab.names("event_record_methods") and receiver_kind == "event":
                     return [s.on_record(event) for s in states]
                 if method in vocab.names("device_wait_methods"):
@@ -536,6 +566,7 @@ class Walker:
                 and self._copies_device_data(site, frame)
             ):
                 t = trace(f"host waits: .{method}() copies a device tensor to the host")
+                states = self.streams.host_waits_stream(states, None)
                 return [s.on_wait(t, DEVICE_BARRIER) for s in states]
             if method in vocab.names("copy_methods"):
                 copied = self.copy(site, frame, states)
@@ -608,6 +639,7 @@ class Walker:
             return states
         note = f"host waits: a blocking copy (.{method}) to or from pageable or host memory"
         t = (self.site_step(frame, call, note),)
+        states = self.streams.host_waits_stream(states, None)
         return [s.on_wait(t, DEVICE_BARRIER) for s in states]
 
     def landing(

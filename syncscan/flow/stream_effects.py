@@ -1,0 +1,250 @@
+"""What a call means for the stream model: which stream runs it, what memory
+it reads or writes there, and which device-side edges it adds.
+
+The walker asks `on_call` about every call and `on_store` about every
+subscript store; the answers are facts for `streams.StreamFacts`. Stream and
+memory identities are attribute paths in the root's terms (`self.copy_stream`,
+`self.runner.input_ids`), so a callee's accesses meet the caller's; memory the
+analysis cannot name is left out: silent where no conflicting access is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from syncscan.flow.buffers import BufferOracle
+from syncscan.flow.frames import Frame
+from syncscan.flow.state import PathState, Trace
+from syncscan.flow.streams import CURRENT, StreamFacts
+from syncscan.index import ir
+from syncscan.packs import Vocabulary
+from syncscan.resolve.calls import CallResolver, CallSite
+
+
+class StreamEffects:
+    def __init__(self, resolver: CallResolver, buffers: BufferOracle, vocab: Vocabulary) -> None:
+        self.resolver = resolver
+        self.buffers = buffers
+        self.vocab = vocab
+        self._current_functions = vocab.names("current_stream_functions")
+        self._contexts = vocab.names("stream_contexts")
+        self._context_methods = vocab.names("stream_context_methods")
+        self._op_prefixes = tuple(vocab.names("stream_op_prefixes"))
+        self._copy_methods = vocab.names("copy_methods")
+        self._inplace = vocab.names("device_work_methods") | vocab.names("inplace_write_methods")
+
+    # ------------------------------------------------------------------ identities
+    def stream_of(self, expr: ir.Expr | None, frame: Frame) -> str | None:
+        """The stream an expression names: CURRENT for the current stream (and
+        for no expression at all), an attribute path, or the function's local;
+        None for `None` (no stream: `torch.cuda.stream(None)` changes nothing)."""
+        if expr is None:
+            return CURRENT
+        if isinstance(expr, ir.Const):
+            return None
+        if isinstance(expr, ir.Call):
+            return CURRENT if self._is_current(expr, frame) else None
+        if isinstance(expr, ir.Name):
+            values = self.buffers.types.local_values(frame.function).get(expr.id, [])
+            if len(values) == 1 and isinstance(values[0], ir.Call):
+                if self._is_current(values[0], frame):
+                    return CURRENT
+                return f"{frame.function.qualname}:{expr.id}"
+        path = self.buffers.access_path(expr, frame)
+        if path is not None:
+            return path
+        owner = frame.scope.self_class or frame.function.qualname
+        text = ir.dotted(expr)
+        return f"{owner}:{text}" if text else None
+
+    def _is_current(self, call: ir.Call, frame: Frame) -> bool:
+        site = self.resolver.resolve(call, frame.scope)
+        if site.external is not None and site.external in self._current_functions:
+            return True
+        return any(c.function.qualname in self._current_functions for c in site.callees) or (
+            not site.callees
+            and site.method is not None
+            and f"*.{site.method}" in self._current_functions
+        )
+
+    def memory_of(self, expr: ir.Expr, frame: Frame, store: bool = False) -> str | None:
+        """Device memory an argument names: its attribute path, slices and views
+        of it being the same memory. Indexing by anything but a slice or a
+        constant (`x[idx]` with a tensor `idx`) gathers into fresh memory when
+        read; stored into (`x[idx] = v`), it writes `x` in place."""
+        if not store and _gathers(expr):
+            return None
+        path = self.buffers.access_path(expr, frame)
+        if path is None:
+            return None
+        while path.endswith("[]"):
+            path = path[:-2]
+        return path if "." in path else None
+
+    # ------------------------------------------------------------------ contexts
+    def context_stream(self, call: ir.Call, frame: Frame) -> str | None:
+        """The stream a `with` item makes current (`with torch.cuda.stream(s):`)."""
+        site = self.resolver.resolve(call, frame.scope)
+        named = site.external is not None and site.external in self._contexts
+        by_method = not site.callees and site.method in self._context_methods
+        if not (named or by_method) or not call.args:
+            return None
+        return self.stream_of(call.args[0], frame)
+
+    # ------------------------------------------------------------------ calls
+    def on_call(
+        self,
+        site: CallSite,
+        frame: Frame,
+        states: list[PathState],
+        trace: Callable[[str], Trace],
+    ) -> list[PathState]:
+        call, method = site.call, site.method
+        receiver = site.receiver
+        if site.external is not None and site.external in self._contexts:
+            return states
+        if method == "wait_stream" and receiver is not None and call.args:
+            waiter, waited = self.stream_of(receiver, frame), self.stream_of(call.args[0], frame)
+            if waiter is None or waited is None:
+                return states
+            return _apply(states, lambda f: f.wait_stream(_at(f, waiter), _at(f, waited)))
+        if method == "wait_event" and receiver is not None and call.args:
+            waiter, event = self.stream_of(receiver, frame), self._event_of(call.args[0], frame)
+            if waiter is None:
+                return states
+            return _apply(states, lambda f: f.wait_event(_at(f, waiter), event))
+        if site.external is not None and site.external == self.vocab.scalar("set_stream", ""):
+            stream = self.stream_of(call.args[0], frame) if call.args else None
+            if stream is None:
+                return states
+            return _apply(states, lambda f: f.with_current(_at(f, stream)))
+        accesses = self._accesses(site, frame)
+        if not accesses:
+            return states
+        name = ir.dotted(call.func) or method or "a call"
+        t = trace(f"device work on the stream: {name}(...)")
+        return _apply(states, lambda f: _accessed(f, accesses, t))
+
+    def on_event(
+        self, method: str, event: str, site: CallSite, frame: Frame, states: list[PathState]
+    ) -> list[PathState]:
+        """`e.record(s)` and `e.wait(s)` on an event (the walker knows the receiver's kind)."""
+        args = site.call.args
+        stream = self.stream_of(args[0] if args else None, frame)
+        if stream is None:
+            return states
+        if method in self.vocab.names("event_record_methods"):
+            return _apply(states, lambda f: f.record(event, _at(f, stream)))
+        if method in self.vocab.names("device_wait_methods"):
+            return _apply(states, lambda f: f.wait_event(_at(f, stream), event))
+        return states
+
+    def _event_of(self, expr: ir.Expr, frame: Frame) -> str:
+        owner = frame.scope.self_class or frame.function.qualname
+        return self.buffers.access_path(expr, frame) or f"{owner}:{ir.dotted(expr) or '?'}"
+
+    def _accesses(self, site: CallSite, frame: Frame) -> tuple[tuple[str, str], ...]:
+        """(memory, read|write) the call's device work makes on the current stream."""
+        call, method, receiver = site.call, site.method, site.receiver
+        out: list[tuple[str, str]] = []
+
+        def add(expr: ir.Expr | None, kind: str) -> None:
+            if expr is not None and (memory := self.memory_of(expr, frame)) is not None:
+                out.append((memory, kind))
+
+        keyword = self.vocab.scalar("out_keyword", "out")
+        launches = site.kernel is not None or (
+            site.external is not None and site.external.startswith(self._op_prefixes)
+        )
+        if launches:
+            for arg in call.args:
+                add(arg, "read")
+            for name, value in call.kwargs:
+                add(value, "write" if name == keyword else "read")
+            return tuple(out)
+        if site.callees or method is None or receiver is None:
+            return ()
+        if method in self._copy_methods:
+            if method == "copy_":
+                add(call.args[0] if call.args else None, "read")
+                add(receiver, "write")
+            else:
+                add(receiver, "read")
+        elif method in self._inplace:
+            for arg in call.args:
+                add(arg, "read")
+            add(receiver, "write")
+        elif method in self.vocab.names("launch_methods"):
+            add(receiver, "read")
+        return tuple(out)
+
+    def on_store(
+        self, target: ir.Expr, frame: Frame, states: list[PathState], trace: Trace
+    ) -> list[PathState]:
+        """`dev[idx] = value`: the current stream writes `dev` (host memory is the
+        host's write, which the host model follows)."""
+        fact = self.buffers.provenance(target, frame)
+        if fact is not None and fact.host and not fact.uva:
+            return states
+        memory = self.memory_of(target, frame, store=True)
+        if memory is None:
+            return states
+        return _apply(states, lambda f: _accessed(f, ((memory, "write"),), trace))
+
+    # ------------------------------------------------------------------ host waits
+    @staticmethod
+    def host_waits_stream(states: list[PathState], stream: str | None) -> list[PathState]:
+        """The host waits for a stream (its synchronize, a blocking copy or
+        `.item()` on it): CURRENT for the current stream."""
+        return _apply(states, lambda f: f.host_waits_stream(_at(f, stream or CURRENT)))
+
+    @staticmethod
+    def host_waits_event(states: list[PathState], event: str) -> list[PathState]:
+        return _apply(states, lambda f: f.host_waits_event(event))
+
+    @staticmethod
+    def device_barrier(states: list[PathState]) -> list[PathState]:
+        return _apply(states, StreamFacts.device_barrier)
+
+    @staticmethod
+    def entered(states: list[PathState], stream: str) -> list[PathState]:
+        return _apply(states, lambda f: f.with_current(_at(f, stream)))
+
+    @staticmethod
+    def left(states: list[PathState], previous: str) -> list[PathState]:
+        return _apply(states, lambda f: f.with_current(previous))
+
+
+def _gathers(expr: ir.Expr) -> bool:
+    """Whether reading `expr` copies: an index that is neither a slice nor a constant."""
+    while True:
+        if isinstance(expr, ir.Subscript):
+            if not (expr.is_slice or isinstance(expr.index, ir.Const)):
+                return True
+            expr = expr.base
+        elif isinstance(expr, ir.Attr):
+            expr = expr.base
+        elif isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr):
+            expr = expr.func.base
+        else:
+            return False
+
+
+def _at(facts: StreamFacts, stream: str) -> str:
+    """CURRENT, seen from a state: the stream current on that path."""
+    return facts.current if stream == CURRENT else stream
+
+
+def _accessed(facts: StreamFacts, accesses: tuple[tuple[str, str], ...], trace: Trace):
+    for memory, kind in accesses:
+        facts = facts.access(memory, kind, trace)
+    return facts
+
+
+def _apply(states: list[PathState], update) -> list[PathState]:
+    return [s.but(streams=update(s.streams or StreamFacts())) for s in states]
+
+
+def current_of(states: list[PathState]) -> str:
+    """The stream current on these paths (they agree: `with` regions nest)."""
+    return states[0].streams.current if states and states[0].streams else CURRENT

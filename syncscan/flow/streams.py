@@ -1,0 +1,418 @@
+"""Stream facts: the happens-before order between streams on one path.
+
+The host model (state.py) knows one stream. Engines overlap work on several:
+a copy stream, a scheduling stream, an auxiliary compute stream. Their order
+comes only from device-side edges — `s.wait_stream(t)`, `s.wait_event(e)`,
+`e.wait(s)` after `e.record(t)` — or from the host waiting for one of them
+before it launches more work. Two accesses of the same memory by two streams,
+at least one a write, with no such edge between them are a hazard (SYNC004).
+
+Each device access not yet ordered for every agent is `live`, with the set of
+streams already ordered after it (`orders`: its own stream at first; a stream
+that waits on one of those joins it). A host wait that covers an access
+removes it: whatever the host launches later follows it. That is PyTorch's
+CUDA sanitizer's vector-clock question, kept per access so a path's state
+stays small and joins stay simple.
+
+A callee is walked once from the empty state, so the state is also a transfer
+function: `knows` says, per stream, which streams' work from before the walk
+it is now ordered after (`exposed` keeps that per first access), in terms of
+the walk's entry; `compose` replays it after any caller state. `CURRENT` is
+the stream current when the walk began: the caller's current stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CURRENT = "<current>"  # the stream current at the walk's entry
+HOST = "<host>"  # the host thread, as an agent that knows what it waited for
+ALL = "<all>"  # every stream's work before the walk's entry (a device barrier)
+EVENT = "event:"  # prefix: the work a caller recorded on this event (not recorded here)
+
+Trace = tuple  # a witness trace (state.Trace): WitnessSteps, the innermost last
+Key = tuple[str, str, str]  # (memory, "read" | "write", stream)
+Live = tuple[Key, Trace, frozenset[str]]
+
+# Why the later access is not ordered after the earlier one (remedy per shape).
+NO_EDGE = "no edge"
+ONE_WAY = "one direction only"
+WAIT_TOO_EARLY = "wait before the access"
+STALE_EVENT = "stale event"
+
+
+@dataclass(frozen=True)
+class Hazard:
+    """Two accesses of `memory` by two streams, at least one a write, unordered."""
+
+    memory: str
+    first: Trace
+    first_kind: str
+    first_stream: str
+    second: Trace
+    second_kind: str
+    second_stream: str
+    shape: str
+    across_steps: bool = False
+
+    @property
+    def key(self) -> tuple:
+        a, b = self.first[-1], self.second[-1]
+        return (self.memory, a.path, a.line, b.path, b.line)
+
+    @property
+    def conflict(self) -> str:
+        """write-after-read, read-after-write or write-after-write."""
+        return f"{self.second_kind}-after-{self.first_kind}"
+
+
+@dataclass(frozen=True)
+class StreamFacts:
+    current: str = CURRENT
+    live: tuple[Live, ...] = ()
+    # event -> (live accesses its record covers, entry-time agents it covers, recording stream)
+    events: tuple[tuple[str, frozenset[Key], frozenset[str], str], ...] = ()
+    knows: tuple[tuple[str, frozenset[str]], ...] = ()  # stream (or HOST) -> entry agents
+    exposed: tuple[tuple[Key, Trace, frozenset[str]], ...] = ()
+    waits: frozenset[tuple[str, str, str]] = frozenset()  # (waiter, waited, "stream" | "event")
+    hazards: tuple[Hazard, ...] = ()
+
+    def facts(self) -> tuple:
+        return (
+            self.current,
+            tuple((k, o) for k, _, o in self.live),
+            tuple((e, c, a) for e, c, a, _ in self.events),
+            self.knows,
+            tuple((k, a) for k, _, a in self.exposed),
+            tuple(h.key for h in self.hazards),
+        )
+
+    # ------------------------------------------------------------------ queries
+    def known(self, stream: str) -> frozenset[str]:
+        """The entry-time agents whose work `stream`'s next launch follows."""
+        own = _lookup(self.knows, stream)
+        host = _lookup(self.knows, HOST)
+        return own | host if host else own
+
+    def event(self, name: str) -> tuple[frozenset[Key], frozenset[str], str] | None:
+        for event, covered, agents, stream in self.events:
+            if event == name:
+                return covered, agents, stream
+        return None
+
+    # ------------------------------------------------------------------ effects
+    def access(self, memory: str, kind: str, trace: Trace) -> StreamFacts:
+        """`memory` read or written by work launched on the current stream."""
+        stream = self.current
+        hazards = list(self.hazards)
+        seen = {h.key for h in hazards}
+        for (m, k, other), earlier, orders in self.live:
+            if m != memory or other == stream or "write" not in (k, kind) or stream in orders:
+                continue
+            hazard = Hazard(
+                memory, earlier, k, other, trace, kind, stream, self._shape(stream, other)
+            )
+            if hazard.key not in seen:
+                hazards.append(hazard)
+                seen.add(hazard.key)
+        key = (memory, kind, stream)
+        # The latest access of a key is the least ordered one (stream order):
+        # it stands for the earlier ones.
+        kept = (x for x in self.live if x[0] != key)
+        live = tuple(sorted((*kept, (key, trace, frozenset({stream})))))
+        exposed = self.exposed
+        if all(k != key for k, _, _ in exposed):
+            exposed = (*exposed, (key, trace, self.known(stream)))
+        return StreamFacts(
+            self.current, live, self.events, self.knows, exposed, self.waits, tuple(hazards)
+        )
+
+    def _shape(self, waiter: str, waited: str) -> str:
+        if (waiter, waited, "event") in self.waits:
+            return STALE_EVENT
+        if (waiter, waited, "stream") in self.waits:
+            return WAIT_TOO_EARLY
+        if any(w[0] == waited and w[1] == waiter for w in self.waits):
+            return ONE_WAY
+        return NO_EDGE
+
+    def with_current(self, stream: str) -> StreamFacts:
+        return self._but(current=stream)
+
+    def wait_stream(self, waiter: str, waited: str) -> StreamFacts:
+        """`waiter.wait_stream(waited)`: later work on waiter follows all of waited's."""
+        live = tuple((k, t, o | {waiter} if waited in o else o) for k, t, o in self.live)
+        knows = _with(self.knows, waiter, self.known(waiter) | self.known(waited) | {waited})
+        return self._but(live=live, knows=knows, waits=self.waits | {(waiter, waited, "stream")})
+
+    def record(self, event: str, stream: str) -> StreamFacts:
+        covered = frozenset(k for k, _, o in self.live if stream in o)
+        entry = self.known(stream) | {stream}
+        events = tuple(
+            sorted((*(e for e in self.events if e[0] != event), (event, covered, entry, stream)))
+        )
+        return self._but(events=events)
+
+    def wait_event(self, waiter: str, event: str) -> StreamFacts:
+        """`waiter.wait_event(event)` / `event.wait(waiter)`."""
+        found = self.event(event)
+        if found is None:
+            # Recorded before this walk (by a caller, or by the previous step).
+            knows = _with(self.knows, waiter, self.known(waiter) | {EVENT + event})
+            return self._but(knows=knows, waits=self.waits | {(waiter, EVENT + event, "event")})
+        covered, agents, stream = found
+        live = tuple((k, t, o | {waiter} if k in covered else o) for k, t, o in self.live)
+        knows = _with(self.knows, waiter, self.known(waiter) | agents)
+        return self._but(live=live, knows=knows, waits=self.waits | {(waiter, stream, "event")})
+
+    def host_waits_event(self, event: str) -> StreamFacts:
+        found = self.event(event)
+        if found is None:
+            return self._but(knows=_with(self.knows, HOST, self.known(HOST) | {EVENT + event}))
+        covered, agents, _ = found
+        live = tuple(x for x in self.live if x[0] not in covered)
+        return self._but(live=live, knows=_with(self.knows, HOST, self.known(HOST) | agents))
+
+    def host_waits_stream(self, stream: str) -> StreamFacts:
+        live = tuple(x for x in self.live if stream not in x[2])
+        agents = self.known(HOST) | self.known(stream) | {stream}
+        return self._but(live=live, knows=_with(self.knows, HOST, agents))
+
+    def device_barrier(self) -> StreamFacts:
+        return self._but(live=(), knows=_with(self.knows, HOST, frozenset({ALL})))
+
+    def _but(self, **changes: object) -> StreamFacts:
+        values = {**self.__dict__, **changes}
+        return StreamFacts(**values)
+
+    def carried(self) -> StreamFacts:
+        """What the next step sees of this one: its live accesses and event records."""
+        return StreamFacts(
+            live=tuple(x for x in self.live if not _is_local(x[0][0])),
+            events=self.events,
+            waits=self.waits,
+        )
+
+
+def _lookup(pairs: tuple[tuple[str, frozenset[str]], ...], name: str) -> frozenset[str]:
+    for key, value in pairs:
+        if key == name:
+            return value
+    return frozenset()
+
+
+def _with(
+    pairs: tuple[tuple[str, frozenset[str]], ...], name: str, value: frozenset[str]
+) -> tuple[tuple[str, frozenset[str]], ...]:
+    return tuple(sorted((*(p for p in pairs if p[0] != name), (name, value))))
+
+
+LOCAL = "local:"  # prefix: memory a function allocated (gone when the step ends)
+
+
+def local_memory(function: str, name: str) -> str:
+    return f"{LOCAL}{function}:{name}"
+
+
+def _is_local(memory: str) -> bool:
+    return memory.startswith(LOCAL)
+
+
+# ---------------------------------------------------------------------- composition
+def compose(before: StreamFacts | None, out: StreamFacts | None, at) -> StreamFacts | None:
+    """`before`, then a callee whose walk from the empty state ended in `out`;
+    `at` puts the call site in front of a callee's trace."""
+    if out is None:
+        return before
+    if before is None:
+        before = StreamFacts()
+
+    def name(stream: str) -> str:
+        return before.current if stream == CURRENT else stream
+
+    def translate(agents: frozenset[str]) -> frozenset[str]:
+        """Entry agents of the callee, in the caller's entry terms."""
+        result: set[str] = set()
+        for agent in agents:
+            if agent in (ALL, HOST):
+                result.add(agent)
+            elif agent.startswith(EVENT):
+                found = before.event(agent.removeprefix(EVENT))
+                result |= found[1] if found is not None else {agent}
+            else:
+                stream = name(agent)
+                result |= before.known(stream) | {stream}
+        return frozenset(result)
+
+    def covers(agents: frozenset[str], key: Key, orders: frozenset[str]) -> bool:
+        """Whether callee entry agents order the caller's live access `key`."""
+        if ALL in agents:
+            return True
+        for agent in agents:
+            if agent.startswith(EVENT):
+                found = before.event(agent.removeprefix(EVENT))
+                if found is not None and key in found[0]:
+                    return True
+            elif name(agent) in orders:
+                return True
+        return False
+
+    hazards = list(before.hazards)
+    seen = {h.key for h in hazards}
+    for (memory, kind, stream), trace, agents in out.exposed:
+        stream = name(stream)
+        for key, earlier, orders in before.live:
+            m, k, other = key
+            if m != memory or other == stream or "write" not in (k, kind):
+                continue
+            if stream in orders or covers(agents, key, orders):
+                continue
+            hazard = Hazard(
+                memory, earlier, k, other, at(trace), kind, stream,
+                _composed_shape(before, out, stream, other, name),
+            )  # fmt: skip
+            if hazard.key not in seen:
+                hazards.append(hazard)
+                seen.add(hazard.key)
+    for h in out.hazards:
+        moved = Hazard(
+            h.memory, at(h.first), h.first_kind, name(h.first_stream),
+            at(h.second), h.second_kind, name(h.second_stream), h.shape,
+        )  # fmt: skip
+        if moved.key not in seen:
+            hazards.append(moved)
+            seen.add(moved.key)
+
+    host = _lookup(out.knows, HOST)
+    live: dict[Key, tuple[Trace, frozenset[str]]] = {}
+    for key, trace, orders in before.live:
+        if host and covers(host, key, orders):
+            continue  # the host waited for it inside the callee
+        added = {name(s) for s, agents in out.knows if s != HOST and covers(agents, key, orders)}
+        live[key] = (trace, orders | added)
+    for (memory, kind, stream), trace, orders in out.live:
+        live[(memory, kind, name(stream))] = (at(trace), frozenset(name(s) for s in orders))
+
+    events = {e: (c, a, s) for e, c, a, s in before.events}
+    for event, covered, agents, stream in out.events:
+        inherited = {k for k, _, o in before.live if covers(agents, k, o)}
+        keys = frozenset((m, k, name(s)) for m, k, s in covered) | inherited
+        events[event] = (keys, translate(agents), name(stream))
+
+    knows = dict(before.knows)
+    for stream, agents in out.knows:
+        target = stream if stream == HOST else name(stream)
+        knows[target] = before.known(target) | translate(agents)
+
+    exposed = list(before.exposed)
+    keys = {k for k, _, _ in exposed}
+    for (memory, kind, stream), trace, agents in out.exposed:
+        key = (memory, kind, name(stream))
+        if key not in keys:
+            exposed.append((key, at(trace), before.known(key[2]) | translate(agents)))
+            keys.add(key)
+
+    waits = before.waits | {(name(a), name(b), how) for a, b, how in out.waits}
+    return StreamFacts(
+        before.current,
+        tuple(sorted((k, t, o) for k, (t, o) in live.items())),
+        tuple(sorted((e, c, a, s) for e, (c, a, s) in events.items())),
+        tuple(sorted(knows.items())),
+        tuple(exposed),
+        waits,
+        tuple(hazards),
+    )
+
+
+def _composed_shape(before: StreamFacts, out: StreamFacts, waiter: str, waited: str, name) -> str:
+    waits = before.waits | {(name(a), name(b), how) for a, b, how in out.waits}
+    return StreamFacts(waits=waits)._shape(waiter, waited)
+
+
+def join(facts: list[StreamFacts | None]) -> StreamFacts | None:
+    """One stream state for several paths: what some path may have left live
+    (ordered only where every path ordered it), what every path must know."""
+    present = [f for f in facts if f is not None]
+    if not present:
+        return None
+    if len(present) == len(facts) and all(f == present[0] for f in present[1:]):
+        return present[0]
+    states = [f if f is not None else StreamFacts() for f in facts]
+    first = states[0]
+    live: dict[Key, tuple[Trace, frozenset[str]]] = {}
+    exposed: dict[Key, tuple[Trace, frozenset[str]]] = {}
+    hazards: dict[tuple, Hazard] = {}
+    for state in states:
+        for key, trace, orders in state.live:
+            if key in live:
+                live[key] = (live[key][0], live[key][1] & orders)
+            else:
+                live[key] = (trace, orders)
+        for key, trace, agents in state.exposed:
+            if key in exposed:
+                exposed[key] = (exposed[key][0], exposed[key][1] & agents)
+            else:
+                exposed[key] = (trace, agents)
+        for h in state.hazards:
+            hazards.setdefault(h.key, h)
+    streams = {s for state in states for s, _ in state.knows}
+    knows = {
+        s: frozenset.intersection(*(_lookup(state.knows, s) for state in states)) for s in streams
+    }
+    events = {}
+    names = {e for state in states for e, _, _, _ in state.events}
+    for event in names:
+        found = [state.event(event) for state in states]
+        agents = frozenset.intersection(*(f[1] if f else frozenset() for f in found))
+        # A record covers an access only if every path that left it live recorded after it.
+        covered: set[Key] = set()
+        for k in live:
+            stale = [
+                x[1]
+                for f, state in zip(found, states, strict=True)
+                if f is None or k not in f[0]
+                for x in state.live
+                if x[0] == k
+            ]
+            if stale:
+                # Shown by the access of a path that did not record after it.
+                live[k] = (stale[0], live[k][1])
+            else:
+                covered.add(k)
+        recorder = next(f[2] for f in found if f is not None)
+        events[event] = (frozenset(covered), agents, recorder)
+    return StreamFacts(
+        first.current,
+        tuple(sorted((k, t, o) for k, (t, o) in live.items())),
+        tuple(sorted((e, c, a, s) for e, (c, a, s) in events.items())),
+        tuple(sorted((s, a) for s, a in knows.items() if a)),
+        tuple((k, t, a) for k, (t, a) in exposed.items()),
+        frozenset().union(*(s.waits for s in states)),
+        tuple(hazards.values()),
+    )
+
+
+def next_step_hazards(end: StreamFacts | None, following: StreamFacts | None) -> list[Hazard]:
+    """Hazards between what a step left live and the next step's accesses (the
+    loop unrolled once): the next step's walk composed after this one's end."""
+    if end is None or following is None or not end.live:
+        return []
+    start = end.carried()
+    composed = compose(start, following, lambda trace: trace)
+    assert composed is not None
+    known = {h.key for h in following.hazards}
+    return [
+        Hazard(
+            h.memory,
+            h.first,
+            h.first_kind,
+            h.first_stream,
+            h.second,
+            h.second_kind,
+            h.second_stream,
+            h.shape,
+            across_steps=True,
+        )  # fmt: skip
+        for h in composed.hazards
+        if h.key not in known
+    ]
