@@ -104,7 +104,6 @@ class PathState:
             self.guarded,
             self.reloaded,
             self.recorded,
-            self.streams.facts() if self.streams is not None else None,
         )
 
     def verdict_facts(self) -> tuple:
@@ -120,7 +119,8 @@ class PathState:
         )
 
     def key(self) -> tuple:
-        return (self.assumptions, self.alternatives, *self.facts())
+        streams = self.streams.facts() if self.streams is not None else None
+        return (self.assumptions, self.alternatives, *self.facts(), streams)
 
     def modes(self) -> Alternatives:
         """The conjunctions this path's modes may be: its alternatives, or its assumptions."""
@@ -289,9 +289,12 @@ def merge(states: list[PathState]) -> list[PathState]:
         lost: alt.Alternatives = ()
         if any(s.alternatives for s in group):
             lost = alt.joined(((s.assumptions, s.alternatives) for s in group), ())
+        # Stream facts do not keep states apart (they would multiply them by every
+        # set of memory a path touched); a merged state joins them.
+        streams = stream_model.join([s.streams for s in group])
         for mode in alt.exact_modes([s.assumptions for s in group]):
             alternatives = alt.within(lost, mode) if lost else ()
-            merged.append(first.but(assumptions=mode, alternatives=alternatives))
+            merged.append(first.but(assumptions=mode, alternatives=alternatives, streams=streams))
     if len(merged) <= MAX_STATES:
         return merged
     # Widening: past the cap, states that agree on what decides a verdict (a

@@ -219,6 +219,75 @@ def _is_local(memory: str) -> bool:
 
 
 # ---------------------------------------------------------------------- composition
+class _Composition:
+    """A callee's stream facts (`out`, walked from the empty state) read in the
+    terms of a caller state (`before`): its CURRENT is the caller's current
+    stream, its entry agents the caller's live accesses they order."""
+
+    def __init__(self, before: StreamFacts, out: StreamFacts) -> None:
+        self.before = before
+        self.out = out
+        self._covers: dict[frozenset[str], tuple[bool, frozenset[str], tuple]] = {}
+
+    def name(self, stream: str) -> str:
+        return self.before.current if stream == CURRENT else stream
+
+    def translate(self, agents: frozenset[str]) -> frozenset[str]:
+        """Entry agents of the callee, in the caller's entry terms."""
+        result: set[str] = set()
+        for agent in agents:
+            if agent in (ALL, HOST):
+                result.add(agent)
+            elif agent.startswith(EVENT):
+                found = self.before.event(agent.removeprefix(EVENT))
+                result |= found[1] if found is not None else {agent}
+            else:
+                stream = self.name(agent)
+                result |= self.before.known(stream) | {stream}
+        return frozenset(result)
+
+    def covers(self, agents: frozenset[str], key: Key, orders: frozenset[str]) -> bool:
+        """Whether callee entry agents order the caller's live access `key`:
+        all work, a stream ordered after it, or a caller's record covering it."""
+        split = self._covers.get(agents)
+        if split is None:
+            streams = frozenset(self.name(a) for a in agents if not a.startswith(EVENT))
+            recorded = tuple(
+                found[0]
+                for a in agents
+                if a.startswith(EVENT) and (found := self.before.event(a.removeprefix(EVENT)))
+            )
+            split = self._covers[agents] = (ALL in agents, streams, recorded)
+        everything, streams, recorded = split
+        return everything or not streams.isdisjoint(orders) or any(key in r for r in recorded)
+
+    def hazards(self, at, seen: set[tuple]) -> list[Hazard]:
+        """The callee's first accesses that race what the caller left live."""
+        before, out, name = self.before, self.out, self.name
+        streams = {k[2] for k, _, _ in before.live}
+        if not streams or len(streams | {name(k[2]) for k, _, _ in out.exposed}) < 2:
+            return []  # one stream: its own order is enough
+        by_memory: dict[str, list[Live]] = {}
+        for entry in before.live:
+            by_memory.setdefault(entry[0][0], []).append(entry)
+        found: list[Hazard] = []
+        for (memory, kind, stream), trace, agents in out.exposed:
+            stream = name(stream)
+            for key, earlier, orders in by_memory.get(memory, ()):
+                _, k, other = key
+                if other == stream or "write" not in (k, kind):
+                    continue
+                if stream in orders or self.covers(agents, key, orders):
+                    continue
+                waits = before.waits | {(name(a), name(b), how) for a, b, how in out.waits}
+                shape = StreamFacts(waits=waits)._shape(stream, other)
+                hazard = Hazard(memory, earlier, k, other, at(trace), kind, stream, shape)
+                if hazard.key not in seen:
+                    found.append(hazard)
+                    seen.add(hazard.key)
+        return found
+
+
 def compose(before: StreamFacts | None, out: StreamFacts | None, at) -> StreamFacts | None:
     """`before`, then a callee whose walk from the empty state ended in `out`;
     `at` puts the call site in front of a callee's trace."""
@@ -226,54 +295,11 @@ def compose(before: StreamFacts | None, out: StreamFacts | None, at) -> StreamFa
         return before
     if before is None:
         before = StreamFacts()
-
-    def name(stream: str) -> str:
-        return before.current if stream == CURRENT else stream
-
-    def translate(agents: frozenset[str]) -> frozenset[str]:
-        """Entry agents of the callee, in the caller's entry terms."""
-        result: set[str] = set()
-        for agent in agents:
-            if agent in (ALL, HOST):
-                result.add(agent)
-            elif agent.startswith(EVENT):
-                found = before.event(agent.removeprefix(EVENT))
-                result |= found[1] if found is not None else {agent}
-            else:
-                stream = name(agent)
-                result |= before.known(stream) | {stream}
-        return frozenset(result)
-
-    def covers(agents: frozenset[str], key: Key, orders: frozenset[str]) -> bool:
-        """Whether callee entry agents order the caller's live access `key`."""
-        if ALL in agents:
-            return True
-        for agent in agents:
-            if agent.startswith(EVENT):
-                found = before.event(agent.removeprefix(EVENT))
-                if found is not None and key in found[0]:
-                    return True
-            elif name(agent) in orders:
-                return True
-        return False
-
+    composition = _Composition(before, out)
+    name, covers, translate = composition.name, composition.covers, composition.translate
     hazards = list(before.hazards)
     seen = {h.key for h in hazards}
-    for (memory, kind, stream), trace, agents in out.exposed:
-        stream = name(stream)
-        for key, earlier, orders in before.live:
-            m, k, other = key
-            if m != memory or other == stream or "write" not in (k, kind):
-                continue
-            if stream in orders or covers(agents, key, orders):
-                continue
-            hazard = Hazard(
-                memory, earlier, k, other, at(trace), kind, stream,
-                _composed_shape(before, out, stream, other, name),
-            )  # fmt: skip
-            if hazard.key not in seen:
-                hazards.append(hazard)
-                seen.add(hazard.key)
+    hazards += composition.hazards(at, seen)
     for h in out.hazards:
         moved = Hazard(
             h.memory, at(h.first), h.first_kind, name(h.first_stream),
@@ -284,20 +310,34 @@ def compose(before: StreamFacts | None, out: StreamFacts | None, at) -> StreamFa
             seen.add(moved.key)
 
     host = _lookup(out.knows, HOST)
-    live: dict[Key, tuple[Trace, frozenset[str]]] = {}
-    for key, trace, orders in before.live:
-        if host and covers(host, key, orders):
-            continue  # the host waited for it inside the callee
-        added = {name(s) for s, agents in out.knows if s != HOST and covers(agents, key, orders)}
-        live[key] = (trace, orders | added)
-    for (memory, kind, stream), trace, orders in out.live:
-        live[(memory, kind, name(stream))] = (at(trace), frozenset(name(s) for s in orders))
+    waiters = [(name(s), agents) for s, agents in out.knows if s != HOST]
+    if host or waiters:
+        kept: list[Live] = []
+        for key, trace, orders in before.live:
+            if host and covers(host, key, orders):
+                continue  # the host waited for it inside the callee
+            added = {s for s, agents in waiters if s not in orders and covers(agents, key, orders)}
+            kept.append((key, trace, orders | added if added else orders))
+        live_before: tuple[Live, ...] = tuple(kept)
+    else:
+        live_before = before.live
+    if out.live:
+        live = {k: (t, o) for k, t, o in live_before}
+        for (memory, kind, stream), trace, orders in out.live:
+            live[(memory, kind, name(stream))] = (at(trace), frozenset(name(s) for s in orders))
+        merged_live = tuple(sorted((k, t, o) for k, (t, o) in live.items()))
+    else:
+        merged_live = live_before
 
-    events = {e: (c, a, s) for e, c, a, s in before.events}
-    for event, covered, agents, stream in out.events:
-        inherited = {k for k, _, o in before.live if covers(agents, k, o)}
-        keys = frozenset((m, k, name(s)) for m, k, s in covered) | inherited
-        events[event] = (keys, translate(agents), name(stream))
+    if out.events:
+        events = {e: (c, a, s) for e, c, a, s in before.events}
+        for event, covered, agents, stream in out.events:
+            inherited = {k for k, _, o in before.live if covers(agents, k, o)}
+            keys = frozenset((m, k, name(s)) for m, k, s in covered) | inherited
+            events[event] = (keys, translate(agents), name(stream))
+        merged_events = tuple(sorted((e, c, a, s) for e, (c, a, s) in events.items()))
+    else:
+        merged_events = before.events
 
     knows = dict(before.knows)
     for stream, agents in out.knows:
@@ -315,18 +355,13 @@ def compose(before: StreamFacts | None, out: StreamFacts | None, at) -> StreamFa
     waits = before.waits | {(name(a), name(b), how) for a, b, how in out.waits}
     return StreamFacts(
         before.current,
-        tuple(sorted((k, t, o) for k, (t, o) in live.items())),
-        tuple(sorted((e, c, a, s) for e, (c, a, s) in events.items())),
+        merged_live,
+        merged_events,
         tuple(sorted(knows.items())),
         tuple(exposed),
         waits,
         tuple(hazards),
     )
-
-
-def _composed_shape(before: StreamFacts, out: StreamFacts, waiter: str, waited: str, name) -> str:
-    waits = before.waits | {(name(a), name(b), how) for a, b, how in out.waits}
-    return StreamFacts(waits=waits)._shape(waiter, waited)
 
 
 def join(facts: list[StreamFacts | None]) -> StreamFacts | None:
@@ -361,24 +396,27 @@ def join(facts: list[StreamFacts | None]) -> StreamFacts | None:
     }
     events = {}
     names = {e for state in states for e, _, _, _ in state.events}
-    for event in names:
+    if names:
+        by_state = [{k: t for k, t, _ in state.live} for state in states]
+    for event in sorted(names):
         found = [state.event(event) for state in states]
         agents = frozenset.intersection(*(f[1] if f else frozenset() for f in found))
-        # A record covers an access only if every path that left it live recorded after it.
+        # A record covers an access only if every path that left it live recorded
+        # after it; the access is then shown by a path that did not.
         covered: set[Key] = set()
         for k in live:
-            stale = [
-                x[1]
-                for f, state in zip(found, states, strict=True)
-                if f is None or k not in f[0]
-                for x in state.live
-                if x[0] == k
-            ]
-            if stale:
-                # Shown by the access of a path that did not record after it.
-                live[k] = (stale[0], live[k][1])
-            else:
+            stale = next(
+                (
+                    traces[k]
+                    for f, traces in zip(found, by_state, strict=True)
+                    if k in traces and (f is None or k not in f[0])
+                ),
+                None,
+            )
+            if stale is None:
                 covered.add(k)
+            else:
+                live[k] = (stale, live[k][1])
         recorder = next(f[2] for f in found if f is not None)
         events[event] = (frozenset(covered), agents, recorder)
     return StreamFacts(
@@ -394,13 +432,10 @@ def join(facts: list[StreamFacts | None]) -> StreamFacts | None:
 
 def next_step_hazards(end: StreamFacts | None, following: StreamFacts | None) -> list[Hazard]:
     """Hazards between what a step left live and the next step's accesses (the
-    loop unrolled once): the next step's walk composed after this one's end."""
-    if end is None or following is None or not end.live:
+    loop unrolled once): the next step's walk read after this one's end."""
+    if end is None or following is None or not end.live or not following.exposed:
         return []
-    start = end.carried()
-    composed = compose(start, following, lambda trace: trace)
-    assert composed is not None
-    known = {h.key for h in following.hazards}
+    found = _Composition(end.carried(), following).hazards(lambda trace: trace, set())
     return [
         Hazard(
             h.memory,
@@ -413,6 +448,5 @@ def next_step_hazards(end: StreamFacts | None, following: StreamFacts | None) ->
             h.shape,
             across_steps=True,
         )  # fmt: skip
-        for h in composed.hazards
-        if h.key not in known
+        for h in found
     ]
