@@ -20,6 +20,8 @@ from syncscan.index import ir
 from syncscan.packs import Vocabulary
 from syncscan.resolve.calls import CallResolver, CallSite
 
+DEFAULT = "<default>"  # the default stream, named by a call (`torch.cuda.default_stream()`)
+
 
 class StreamEffects:
     def __init__(self, resolver: CallResolver, buffers: BufferOracle, vocab: Vocabulary) -> None:
@@ -27,6 +29,7 @@ class StreamEffects:
         self.buffers = buffers
         self.vocab = vocab
         self._current_functions = vocab.names("current_stream_functions")
+        self._default_functions = vocab.names("default_stream_functions")
         self._contexts = vocab.names("stream_contexts")
         self._context_methods = vocab.names("stream_context_methods")
         self._op_prefixes = tuple(vocab.names("stream_op_prefixes"))
@@ -43,13 +46,12 @@ class StreamEffects:
         if isinstance(expr, ir.Const):
             return None
         if isinstance(expr, ir.Call):
-            return CURRENT if self._is_current(expr, frame) else None
+            return self._named_by_call(expr, frame)
         if isinstance(expr, ir.Name):
             values = self.buffers.types.local_values(frame.function).get(expr.id, [])
             if len(values) == 1 and isinstance(values[0], ir.Call):
-                if self._is_current(values[0], frame):
-                    return CURRENT
-                return f"{frame.function.qualname}:{expr.id}"
+                named = self._named_by_call(values[0], frame)
+                return named or f"{frame.function.qualname}:{expr.id}"
         path = self.buffers.access_path(expr, frame)
         if path is not None:
             return path
@@ -57,15 +59,20 @@ class StreamEffects:
         text = ir.dotted(expr)
         return f"{owner}:{text}" if text else None
 
-    def _is_current(self, call: ir.Call, frame: Frame) -> bool:
+    def _named_by_call(self, call: ir.Call, frame: Frame) -> str | None:
+        """CURRENT for a call returning the current stream, DEFAULT for the
+        default stream's, None for another call."""
         site = self.resolver.resolve(call, frame.scope)
-        if site.external is not None and site.external in self._current_functions:
-            return True
-        return any(c.function.qualname in self._current_functions for c in site.callees) or (
-            not site.callees
-            and site.method is not None
-            and f"*.{site.method}" in self._current_functions
-        )
+        names = {c.function.qualname for c in site.callees}
+        if site.external is not None:
+            names.add(site.external)
+        if not site.callees and site.method is not None:
+            names.add(f"*.{site.method}")
+        if names & self._current_functions:
+            return CURRENT
+        if names & self._default_functions:
+            return DEFAULT
+        return None
 
     def memory_of(self, expr: ir.Expr, frame: Frame, store: bool = False) -> str | None:
         """Device memory an argument names: its attribute path, slices and views
@@ -113,6 +120,13 @@ class StreamEffects:
             if waiter is None:
                 return states
             return _apply(states, lambda f: f.wait_event(_at(f, waiter), event))
+        if method == "record_event" and receiver is not None:
+            # `ev = s.record_event()`: an event recorded on `s`, known by its call.
+            stream = self.stream_of(receiver, frame)
+            if stream is None:
+                return states
+            event = _recorded_event(frame, call)
+            return _apply(states, lambda f: f.record(event, _at(f, stream)))
         if site.external is not None and site.external == self.vocab.scalar("set_stream", ""):
             stream = self.stream_of(call.args[0], frame) if call.args else None
             if stream is None:
@@ -140,6 +154,10 @@ class StreamEffects:
         return states
 
     def _event_of(self, expr: ir.Expr, frame: Frame) -> str:
+        if isinstance(expr, ir.Name):
+            values = self.buffers.types.local_values(frame.function).get(expr.id, [])
+            if len(values) == 1 and _is_record_event(values[0]):
+                return _recorded_event(frame, values[0])
         owner = frame.scope.self_class or frame.function.qualname
         return self.buffers.access_path(expr, frame) or f"{owner}:{ir.dotted(expr) or '?'}"
 
@@ -215,6 +233,19 @@ class StreamEffects:
         return _apply(states, lambda f: f.with_current(previous))
 
 
+def _is_record_event(expr: ir.Expr) -> bool:
+    return (
+        isinstance(expr, ir.Call)
+        and isinstance(expr.func, ir.Attr)
+        and expr.func.attr == "record_event"
+    )
+
+
+def _recorded_event(frame: Frame, call: ir.Call) -> str:
+    """The event `s.record_event()` returns, named by the function and line of the call."""
+    return f"{frame.function.qualname}:record_event@{call.line}"
+
+
 def _gathers(expr: ir.Expr) -> bool:
     """Whether reading `expr` copies: an index that is neither a slice nor a constant."""
     while True:
@@ -231,8 +262,12 @@ def _gathers(expr: ir.Expr) -> bool:
 
 
 def _at(facts: StreamFacts, stream: str) -> str:
-    """CURRENT, seen from a state: the stream current on that path."""
-    return facts.current if stream == CURRENT else stream
+    """CURRENT, seen from a state: the stream current on that path; DEFAULT:
+    the stream current when the walk began (the step runs on the default
+    stream unless the engine says otherwise)."""
+    if stream == CURRENT:
+        return facts.current
+    return CURRENT if stream == DEFAULT else stream
 
 
 def _accessed(facts: StreamFacts, accesses: tuple[tuple[str, str], ...], trace: Trace):

@@ -1,0 +1,165 @@
+"""The stream model on small engines: which edges order two streams' accesses of
+the same memory (SYNC004), and which leave them unordered."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import analyse, write_project
+
+PACK = """
+[pack]
+name = "streams"
+[[step_root]]
+class = "eng.Runner"
+method = "execute_model"
+"""
+
+HEAD = """
+import torch
+
+
+class Runner:
+    def __init__(self):
+        self.tables = torch.zeros(8, dtype=torch.int32, device="cuda")
+        self.out = torch.zeros(8, device="cuda")
+        self.side = torch.cuda.Stream()
+        self.ready = torch.cuda.Event()
+
+    def forward(self):
+        torch.ops.eng.forward(self.tables, out=self.out)
+"""
+
+
+def hazards(root: Path, body: str, pack: str = PACK) -> list[tuple[str, str]]:
+    """(function, message start) of every SYNC004 finding of a Runner whose
+    `execute_model` is `body`."""
+    write_project(root, {"eng.py": HEAD + body}, pack)
+    result = analyse(root)
+    assert result.diagnostics == []
+    return sorted(
+        (f.location.function, f.message.split(":", 1)[0])
+        for f in result.findings
+        if f.code == "SYNC004"
+    )
+
+
+# The side stream writes the tables, the current stream reads them: which
+# statement (at X) orders the read after the write?
+WRITE_THEN_READ = """
+    def execute_model(self, new):
+        with torch.cuda.stream(self.side):
+            self.tables.copy_(new, non_blocking=True)
+        {edge}
+        self.forward()
+        torch.cuda.synchronize()  # the next step's copy follows this forward
+"""
+
+
+@pytest.mark.parametrize(
+    ("edge", "ordered"),
+    [
+        ("pass", False),
+        ("torch.cuda.current_stream().wait_stream(self.side)", True),
+        ("self.side.wait_stream(torch.cuda.current_stream())", False),  # the wrong direction
+        ("self.ready.record(self.side); torch.cuda.current_stream().wait_event(self.ready)", True),
+        ("self.ready.record(self.side); self.ready.wait()", True),  # Event.wait: current stream
+        ("self.ready.record(); self.ready.wait()", False),  # recorded on the current stream
+        ("ev = self.side.record_event(); torch.cuda.current_stream().wait_event(ev)", True),
+        ("self.side.synchronize()", True),  # the host waits for the side stream
+        ("torch.cuda.synchronize()", True),
+        ("torch.cuda.current_stream().synchronize()", False),  # the host waits for the wrong one
+    ],
+)
+def test_an_edge_orders_the_read_after_the_side_streams_write(
+    tmp_path: Path, edge: str, ordered: bool
+) -> None:
+    found = hazards(tmp_path, WRITE_THEN_READ.format(edge=edge))
+    expected = (
+        []
+        if ordered
+        else [
+            ("eng.Runner.forward", "In mode 'every mode', read-after-write hazard on self.tables")
+        ]
+    )
+    assert found == expected
+
+
+def test_an_edge_made_inside_a_helper_orders_the_callers_accesses(tmp_path: Path) -> None:
+    """A callee's wait is replayed after its caller's state (composition)."""
+    body = """
+    def _join(self):
+        torch.cuda.current_stream().wait_stream(self.side)
+
+    def execute_model(self, new):
+        with torch.cuda.stream(self.side):
+            self.tables.copy_(new, non_blocking=True)
+        self._join()
+        self.forward()
+        torch.cuda.synchronize()
+"""
+    assert hazards(tmp_path, body) == []
+
+
+def test_wait_stream_is_transitive(tmp_path: Path) -> None:
+    """current waits for side2, which waited for side after side's write."""
+    body = """
+    def execute_model(self, new):
+        side2 = torch.cuda.Stream()
+        with torch.cuda.stream(self.side):
+            self.tables.copy_(new, non_blocking=True)
+        side2.wait_stream(self.side)
+        torch.cuda.current_stream().wait_stream(side2)
+        self.forward()
+        torch.cuda.synchronize()
+"""
+    assert hazards(tmp_path, body) == []
+
+
+def test_the_stream_current_before_a_with_region_comes_back_after_it(tmp_path: Path) -> None:
+    """Inside the region `current_stream()` is the side stream: waiting on it
+    from itself orders nothing, and the forward after the region runs on the
+    step's stream again."""
+    body = """
+    def execute_model(self, new):
+        with torch.cuda.stream(self.side):
+            self.side.wait_stream(torch.cuda.current_stream())
+            self.tables.copy_(new, non_blocking=True)
+        self.forward()
+        torch.cuda.synchronize()
+"""
+    assert [f for f, _ in hazards(tmp_path, body)] == ["eng.Runner.forward"]
+
+
+def test_set_stream_changes_the_stream_until_set_back(tmp_path: Path) -> None:
+    body = """
+    def execute_model(self, new):
+        torch.cuda.set_stream(self.side)
+        self.tables.copy_(new, non_blocking=True)
+        torch.cuda.set_stream(torch.cuda.default_stream())
+        self.forward()
+        torch.cuda.synchronize()
+"""
+    # default_stream() names the stream the step began on, not the current one:
+    # the forward runs there again, unordered after the side stream's copy.
+    assert [f for f, _ in hazards(tmp_path, body)] == ["eng.Runner.forward"]
+    current = body.replace("torch.cuda.default_stream()", "torch.cuda.current_stream()")
+    # current_stream() there is the side stream: the forward stays on it.
+    assert hazards(tmp_path / "current", current) == []
+
+
+def test_a_gathered_argument_is_fresh_memory(tmp_path: Path) -> None:
+    """`x[idx]` with a tensor index copies: the side stream reads the copy."""
+    body = """
+    def execute_model(self, idx):
+        self.forward()
+        self.side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.side):
+            torch.ops.eng.offload(self.tables[idx])
+        torch.ops.eng.update(self.tables, out=self.tables)
+        torch.cuda.synchronize()
+"""
+    assert hazards(tmp_path, body) == []
+    sliced = body.replace("self.tables[idx]", "self.tables[:4]")
+    assert [f for f, _ in hazards(tmp_path / "sliced", sliced)] == ["eng.Runner.execute_model"]
