@@ -24,8 +24,34 @@ RELEASES = (
     *("0.26.0", "0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
 )
 
-CODES = ("SYNC001", "SYNC002", "SYNC003")
-FAMILY_CODE = {1: "SYNC001", 2: "SYNC002", 3: "SYNC003"}
+# The last patch of every SGLang 0.4 minor, and the last patch of every 0.5.x
+# release (their `.postN` rebuilds: the package index lists them all).
+SGLANG_RELEASES = (
+    *("0.4.0.post2", "0.4.1.post7", "0.4.2.post4", "0.4.3.post4", "0.4.4.post4"),
+    *("0.4.5.post3", "0.4.6.post5", "0.4.7.post1", "0.4.8.post1", "0.4.9.post6"),
+    *("0.4.10.post2", "0.5.1.post3", "0.5.2", "0.5.3.post3", "0.5.4.post3", "0.5.5.post3"),
+    *("0.5.6.post2", "0.5.7", "0.5.8.post1", "0.5.9", "0.5.10.post1", "0.5.11"),
+    *("0.5.12.post1", "0.5.13.post1", "0.5.14", "0.5.15.post1", "0.5.16", "0.5.17"),
+    *("0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23"),
+)
+
+
+@dataclass(frozen=True)
+class Engine:
+    """An engine the corpus sweeps: its package, its releases, its triage file."""
+
+    package: str
+    releases: tuple[str, ...]
+    triage: Path
+
+
+ENGINES = {
+    "vllm": Engine("vllm", RELEASES, TRIAGE_FILE),
+    "sglang": Engine("sglang", SGLANG_RELEASES, REPO / "tests" / "triage" / "sglang.toml"),
+}
+
+CODES = ("SYNC001", "SYNC002", "SYNC003", "SYNC004")
+FAMILY_CODE = {1: "SYNC001", 2: "SYNC002", 3: "SYNC003", 4: "SYNC004"}
 VERDICTS = ("bug", "false-positive", "unclear")
 REVIEWED_SEVERITIES = ("error", "warning")
 
@@ -35,9 +61,9 @@ class CorpusError(ValueError):
 
 
 def version(text: str) -> tuple[int, ...]:
-    """`0.25.1` -> (0, 25, 1), for ordering releases."""
+    """`0.25.1` -> (0, 25, 1) and `0.4.9.post6` -> (0, 4, 9, 6), for ordering releases."""
     try:
-        return tuple(int(part) for part in text.split("."))
+        return tuple(int(part.removeprefix("post")) for part in text.split("."))
     except ValueError as error:
         raise CorpusError(f"{text!r} is not a release number like 0.25.1") from error
 
@@ -224,10 +250,10 @@ class Verdict:
         return mode_ok and (record.code, record.function) == (self.code, self.function)
 
 
-def _verdict(entry: Mapping[str, Any], n: int) -> Verdict:
-    where = f"{TRIAGE_FILE.name}: entry {n} ({entry.get('function', '?')})"
+def _verdict(entry: Mapping[str, Any], n: int, engine: Engine) -> Verdict:
+    where = f"{engine.triage.name}: entry {n} ({entry.get('function', '?')})"
     releases = entry.get("releases", [entry["release"]] if "release" in entry else [])
-    if not releases or not all(r in RELEASES for r in releases):
+    if not releases or not all(r in engine.releases for r in releases):
         raise CorpusError(f"{where}: 'release'/'releases' must name swept releases")
     verdict = _text(entry, "verdict", where)
     if verdict not in VERDICTS:
@@ -255,10 +281,14 @@ def _verdict(entry: Mapping[str, Any], n: int) -> Verdict:
     )
 
 
-def load_triage(path: Path = TRIAGE_FILE) -> list[Verdict]:
-    with path.open("rb") as handle:
+def load_triage(engine: str = "vllm") -> list[Verdict]:
+    """The verdicts of one engine's triage file (none yet: an empty corpus)."""
+    spec = ENGINES[engine]
+    if not spec.triage.is_file():
+        return []
+    with spec.triage.open("rb") as handle:
         data = tomllib.load(handle)
-    return [_verdict(entry, n) for n, entry in enumerate(data.get("finding", []))]
+    return [_verdict(entry, n, spec) for n, entry in enumerate(data.get("finding", []))]
 
 
 def verdict_for(record: Record, verdicts: Iterable[Verdict]) -> Verdict | None:

@@ -163,3 +163,18 @@ def test_a_gathered_argument_is_fresh_memory(tmp_path: Path) -> None:
     assert hazards(tmp_path, body) == []
     sliced = body.replace("self.tables[idx]", "self.tables[:4]")
     assert [f for f, _ in hazards(tmp_path / "sliced", sliced)] == ["eng.Runner.execute_model"]
+
+
+def test_a_stream_context_kept_as_an_attribute_switches_the_stream(tmp_path: Path) -> None:
+    """`self.side_ctx = torch.cuda.stream(self.side)` in __init__, then `with self.side_ctx:`."""
+    body = """
+    def make_context(self):
+        self.side_ctx = torch.cuda.stream(self.side)
+
+    def execute_model(self, new):
+        with self.side_ctx:
+            self.tables.copy_(new, non_blocking=True)
+        self.forward()
+        torch.cuda.synchronize()
+"""
+    assert [f for f, _ in hazards(tmp_path, body)] == ["eng.Runner.forward"]

@@ -89,9 +89,29 @@ class StreamEffects:
         return path if "." in path else None
 
     # ------------------------------------------------------------------ contexts
-    def context_stream(self, call: ir.Call, frame: Frame) -> str | None:
-        """The stream a `with` item makes current (`with torch.cuda.stream(s):`)."""
-        site = self.resolver.resolve(call, frame.scope)
+    def context_stream(self, context: ir.Expr, frame: Frame) -> str | None:
+        """The stream a `with` item makes current: `with torch.cuda.stream(s):`,
+        or `with self.ctx:` where the class made `self.ctx` once from such a call
+        on its own attribute (`self.ctx = torch.cuda.stream(self.s)`)."""
+        if isinstance(context, ir.Call):
+            return self._context_call(context, frame.scope, frame)
+        attr, owner = ir.self_attr(context), frame.scope.self_class
+        if attr is None or owner is None:
+            return None
+        values = [
+            (value, scope)
+            for target, value, scope in self.buffers.types.attribute_assignments(owner)
+            if target == attr
+        ]
+        if len(values) != 1 or not isinstance(values[0][0], ir.Call):
+            return None
+        call, scope = values[0]
+        if not call.args or ir.self_attr(call.args[0]) is None:
+            return None  # the stream must be named the same way from here: `self.<attr>`
+        return self._context_call(call, scope, frame)
+
+    def _context_call(self, call: ir.Call, scope, frame: Frame) -> str | None:
+        site = self.resolver.resolve(call, scope)
         named = site.external is not None and site.external in self._contexts
         by_method = not site.callees and site.method in self._context_methods
         if not (named or by_method) or not call.args:

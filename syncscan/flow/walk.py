@@ -266,6 +266,9 @@ class Walker:
             states = self.effects(site, frame, states, depth)
             return body(states)
         states = self.expr(context, frame, states, depth)
+        stream = None if self.barriers_only else self.streams.context_stream(context, frame)
+        if stream is not None:
+            return self.on_stream(stream, states, body)
         return body(states)
 
     def on_stream(
