@@ -178,3 +178,23 @@ def test_a_stream_context_kept_as_an_attribute_switches_the_stream(tmp_path: Pat
         torch.cuda.synchronize()
 """
     assert [f for f, _ in hazards(tmp_path, body)] == ["eng.Runner.forward"]
+
+
+def test_an_argument_indexed_where_it_was_bound_is_not_the_indexed_memory(
+    tmp_path: Path,
+) -> None:
+    """`helper(self.tables[idx])`: the helper's parameter may be a gathered copy."""
+    body = """
+    def _offload(self, rows):
+        with torch.cuda.stream(self.side):
+            torch.ops.eng.offload(rows)
+
+    def execute_model(self, idx):
+        self.side.wait_stream(torch.cuda.current_stream())
+        self._offload(self.tables[idx])
+        torch.ops.eng.update(self.tables, out=self.tables)
+        self.side.synchronize()
+"""
+    assert hazards(tmp_path, body) == []
+    whole = body.replace("self._offload(self.tables[idx])", "self._offload(self.tables)")
+    assert [f for f, _ in hazards(tmp_path / "whole", whole)] == ["eng.Runner.execute_model"]

@@ -84,8 +84,13 @@ class StreamEffects:
         path = self.buffers.access_path(expr, frame)
         if path is None:
             return None
+        indexed = _subscripts(expr)
         while path.endswith("[]"):
-            path = path[:-2]
+            if not indexed:
+                # Indexed where a parameter or local was bound: a slice or a gather
+                # cannot be told apart from here.
+                return None
+            path, indexed = path[:-2], indexed - 1
         return path if "." in path else None
 
     # ------------------------------------------------------------------ contexts
@@ -264,6 +269,21 @@ def _is_record_event(expr: ir.Expr) -> bool:
 def _recorded_event(frame: Frame, call: ir.Call) -> str:
     """The event `s.record_event()` returns, named by the function and line of the call."""
     return f"{frame.function.qualname}:record_event@{call.line}"
+
+
+def _subscripts(expr: ir.Expr) -> int:
+    """How many subscripts the expression's own chain applies (`self.a[i][:n]`: 2)."""
+    count = 0
+    while True:
+        if isinstance(expr, ir.Subscript):
+            count += 1
+            expr = expr.base
+        elif isinstance(expr, ir.Attr):
+            expr = expr.base
+        elif isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr):
+            expr = expr.func.base
+        else:
+            return count
 
 
 def _gathers(expr: ir.Expr) -> bool:
