@@ -131,10 +131,15 @@ class StreamOrderHazard(StepRule):
     INVALID = [Example({"example.py": _BUGGY}, _PACK, 1, "the reverse edge is missing")]
 
     def root_findings(self, result: RootAnalysis, analysis: Analysis) -> list[Finding]:
+        # One finding per pair of sites: the same memory reached through several
+        # holders (`self.tp_worker.model_runner` and `self.model_worker.model_runner`
+        # are one object) is one hazard, shown by its shortest path.
         groups: dict[tuple, list[tuple[StepPath, Hazard]]] = {}
         for path in result.paths:
             for hazard in path.hazards:
-                groups.setdefault((*hazard.key, hazard.across_steps), []).append((path, hazard))
+                _, *sites = hazard.key
+                key = (*sites, hazard.conflict, hazard.across_steps)
+                groups.setdefault(key, []).append((path, hazard))
         return [
             self._finding(result, group, analysis)
             for _, group in sorted(groups.items(), key=lambda item: item[0])
@@ -143,7 +148,7 @@ class StreamOrderHazard(StepRule):
     def _finding(
         self, result: RootAnalysis, group: list[tuple[StepPath, Hazard]], analysis: Analysis
     ) -> Finding:
-        hazard = group[0][1]
+        hazard = min((h for _, h in group), key=lambda h: (len(h.memory), h.memory))
         root = result.root
         paths = [p for p, _ in group]
         mode = shared_mode(paths, analysis.packs)
@@ -199,7 +204,7 @@ class StreamOrderHazard(StepRule):
             fingerprint=fingerprint(
                 self.code,
                 root.name,
-                hazard.memory,
+                hazard.memory.rsplit(".", 1)[-1],  # the attribute, whoever holds it
                 first.function,
                 second.function,
                 hazard.conflict,

@@ -198,3 +198,22 @@ def test_an_argument_indexed_where_it_was_bound_is_not_the_indexed_memory(
     assert hazards(tmp_path, body) == []
     whole = body.replace("self._offload(self.tables[idx])", "self._offload(self.tables)")
     assert [f for f, _ in hazards(tmp_path / "whole", whole)] == ["eng.Runner.execute_model"]
+
+
+def test_two_modes_on_two_streams_are_never_paired(tmp_path: Path) -> None:
+    """Overlap mode runs the step on a side stream, the normal mode on the
+    current one; each is one stream. A merge that joined their paths would pair
+    one mode's writes with the other's in the next step."""
+    body = """
+    def execute_model(self, new):
+        if self.overlap:
+            with torch.cuda.stream(self.side):
+                self.tables.copy_(new, non_blocking=True)
+                self.forward()
+        else:
+            self.tables.copy_(new, non_blocking=True)
+            self.forward()
+        return self.out
+"""
+    source = body.replace("def execute_model", "overlap = False\n\n    def execute_model")
+    assert hazards(tmp_path, source) == []

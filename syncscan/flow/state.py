@@ -279,7 +279,8 @@ def merge(states: list[PathState]) -> list[PathState]:
     for state in joined:
         # Per-step flags as the step found them stay apart: they say which
         # previous steps this one can follow.
-        groups.setdefault((state.facts(), _entries(state)), []).append(state)
+        streams = state.streams.agents() if state.streams is not None else None
+        groups.setdefault((state.facts(), _entries(state), streams), []).append(state)
     merged: list[PathState] = []
     for group in groups.values():
         first = group[0]

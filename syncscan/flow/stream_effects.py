@@ -224,10 +224,11 @@ class StreamEffects:
     def on_store(
         self, target: ir.Expr, frame: Frame, states: list[PathState], trace: Trace
     ) -> list[PathState]:
-        """`dev[idx] = value`: the current stream writes `dev` (host memory is the
-        host's write, which the host model follows)."""
+        """`dev[idx] = value`: the current stream writes `dev`, when `dev` is known
+        device memory (host memory is the host's write, which the host model
+        follows; a list or dict is no memory a stream touches)."""
         fact = self.buffers.provenance(target, frame)
-        if fact is not None and fact.host and not fact.uva:
+        if fact is None or not (fact.device or fact.uva):
             return states
         memory = self.memory_of(target, frame, store=True)
         if memory is None:

@@ -87,6 +87,17 @@ class StreamFacts:
             tuple(h.key for h in self.hazards),
         )
 
+    def agents(self) -> frozenset[str]:
+        """The streams this path ran work on (and the one it is on): paths of
+        different modes that used different streams are kept apart, so a merge
+        never pairs one mode's stream with another's."""
+        cached = self.__dict__.get("_agents")
+        if cached is None:
+            used = {k[2] for k, _, _ in self.live} | {k[2] for k, _, _ in self.exposed}
+            cached = frozenset({self.current, *used})
+            object.__setattr__(self, "_agents", cached)
+        return cached
+
     # ------------------------------------------------------------------ queries
     def known(self, stream: str) -> frozenset[str]:
         """The entry-time agents whose work `stream`'s next launch follows."""
@@ -183,6 +194,7 @@ class StreamFacts:
 
     def _but(self, **changes: object) -> StreamFacts:
         values = {**self.__dict__, **changes}
+        values.pop("_agents", None)
         return StreamFacts(**values)
 
     def carried(self) -> StreamFacts:
