@@ -6,7 +6,10 @@ import json
 import shutil
 import subprocess
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
+
+from engine_trees import fetch_release
 
 from syncscan.cli import main
 from syncscan.runner import RunResult, run
@@ -19,6 +22,12 @@ SARIF_SCHEMA = REPO / "tests" / "data" / "sarif-schema-2.1.0.json"
 
 def analyse(root: Path) -> RunResult:
     return run(root)
+
+
+@lru_cache(maxsize=8)
+def analysed_sglang(release: str) -> RunResult:
+    """syncscan's run on an SGLang release, once per test session."""
+    return run(fetch_release("sglang", release))
 
 
 def codes(result: RunResult, code: str) -> list:

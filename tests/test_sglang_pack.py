@@ -16,15 +16,15 @@ the walk of Scheduler.run_batch runs into the statement budget, about a minute e
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from pathlib import Path
 
 import pytest
 from corpus import SGLANG_RELEASES, version
 from engine_trees import fetch_release
+from helpers import analysed_sglang
 
 from syncscan.cli import main
-from syncscan.runner import RunResult, load_project, run
+from syncscan.runner import RunResult, load_project
 
 RUN_BATCH = "sglang.srt.managers.scheduler.Scheduler.run_batch"
 RELEASE_ON_SCHEDULER = "sglang.srt.managers.scheduler.Scheduler.release_memory_occupation"
@@ -57,9 +57,8 @@ def expected_quiescence(release: str) -> set[str]:
     return present
 
 
-@lru_cache(maxsize=len(FAST))
 def analysed(release: str) -> RunResult:
-    return run(fetch_release("sglang", release))
+    return analysed_sglang(release)
 
 
 def quiescence(result: RunResult, function: str):

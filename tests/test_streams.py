@@ -217,3 +217,38 @@ def test_two_modes_on_two_streams_are_never_paired(tmp_path: Path) -> None:
 """
     source = body.replace("def execute_model", "overlap = False\n\n    def execute_model")
     assert hazards(tmp_path, source) == []
+
+
+@pytest.mark.parametrize(("count", "ordered"), [("2", True), ("n", False), ("0", False)])
+def test_a_loop_counting_to_a_positive_constant_runs_its_body(
+    tmp_path: Path, count: str, ordered: bool
+) -> None:
+    """`for _ in range(2): torch.cuda.synchronize()` always waits; `range(n)` may not."""
+    body = f"""
+    def execute_model(self, new, n):
+        with torch.cuda.stream(self.side):
+            self.tables.copy_(new, non_blocking=True)
+        for _ in range({count}):
+            torch.cuda.synchronize()
+        self.forward()
+        torch.cuda.synchronize()
+"""
+    assert (hazards(tmp_path, body) == []) is ordered
+
+
+def test_a_device_modules_stream_is_a_stream(tmp_path: Path) -> None:
+    """`torch.get_device_module().Stream()`: its synchronize is a host wait on it."""
+    body = """
+    def make_stream(self):
+        self.d2h = torch.get_device_module().Stream()
+
+    def execute_model(self, new):
+        with torch.get_device_module().stream(self.d2h):
+            self.tables.copy_(new, non_blocking=True)
+        self.d2h.synchronize()
+        self.forward()
+        torch.cuda.synchronize()
+"""
+    assert hazards(tmp_path, body) == []
+    unsynced = body.replace("        self.d2h.synchronize()\n", "")
+    assert [f for f, _ in hazards(tmp_path / "u", unsynced)] == ["eng.Runner.forward"]

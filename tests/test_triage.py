@@ -1,9 +1,10 @@
-"""The triage corpus pins what syncscan reports on real vLLM releases.
+"""The triage corpus pins what syncscan reports on real vLLM and SGLang releases.
 
-CI checks the seeds' releases (0.28.0, 0.29.0, analysed once per session by
-conftest): every triaged bug is still reported, every error/warning finding has a
-verdict, and most error findings are bugs. `pytest -m sweep` does the same for
-every release (`python bench/sweep.py` prints the figures).
+CI checks the seeds' releases (vLLM 0.28.0, 0.29.0, analysed once per session by
+conftest) and a subset of SGLang releases: every triaged bug is still reported,
+every error/warning finding has a verdict, and most error findings are bugs.
+`pytest -m sweep` does the same for every release of both engines
+(`python bench/sweep.py [--engine sglang]` prints the figures).
 """
 
 from __future__ import annotations
@@ -13,15 +14,30 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from corpus import RELEASES, Record, Review, Verdict, load_triage, record_from, review, toml_entry
+from corpus import (
+    ENGINES,
+    RELEASES,
+    Record,
+    Review,
+    Verdict,
+    load_triage,
+    record_from,
+    review,
+    toml_entry,
+)
 from engine_trees import fetch_release
+from helpers import analysed_sglang
 from measure import check_tree
 
 from syncscan.report.json_report import finding_data
 from syncscan.runner import RunResult
 
 VERDICTS = load_triage()
+SGLANG_VERDICTS = load_triage("sglang")
 BUG_SHARE_TARGET = 0.9
+# SGLang releases CI checks against the corpus: the oldest 0.4 whose step walk
+# completes quickly, and a 0.5 release with the overlap scheduler's streams.
+SGLANG_CI = ("0.4.10.post2", "0.5.10.post1")
 
 
 def records_of(release: str, result: RunResult) -> list[Record]:
@@ -35,15 +51,17 @@ def lost_message(result: Review) -> str:
     )
 
 
-def unreviewed_message(result: Review) -> str:
+def unreviewed_message(result: Review, engine: str = "vllm") -> str:
     blocks = "\n".join(toml_entry(r) for r in result.unreviewed)
-    return f"unreviewed findings; read the code, then add to tests/triage/vllm.toml:\n\n{blocks}"
+    where = f"tests/triage/{ENGINES[engine].triage.name}"
+    return f"unreviewed findings; read the code, then add to {where}:\n\n{blocks}"
 
 
-def test_entries_do_not_overlap() -> None:
+@pytest.mark.parametrize("verdicts", [VERDICTS, SGLANG_VERDICTS], ids=["vllm", "sglang"])
+def test_entries_do_not_overlap(verdicts: list[Verdict]) -> None:
     """A finding matches at most one entry, so its verdict is never ambiguous."""
     seen: dict[tuple[str, str, str, str], Verdict] = {}
-    for v in VERDICTS:
+    for v in verdicts:
         for release in v.releases:
             key = (release, v.code, v.function, v.mode)
             assert key not in seen, f"{key} is in two entries"
@@ -98,4 +116,56 @@ def test_sweep_has_no_unreviewed_finding(swept: Review) -> None:
 @pytest.mark.sweep
 def test_sweep_error_findings_are_mostly_bugs(swept: Review) -> None:
     share = swept.error_bug_share
+    assert share is None or share >= BUG_SHARE_TARGET
+
+
+# ---------------------------------------------------------------------------- SGLang
+@pytest.fixture(scope="module")
+def sglang_subset() -> Review:
+    records = [
+        record for release in SGLANG_CI for record in records_of(release, analysed_sglang(release))
+    ]
+    return review(records, SGLANG_VERDICTS, SGLANG_CI)
+
+
+def test_sglang_subset_still_reports_every_triaged_bug(sglang_subset: Review) -> None:
+    assert any(r in v.releases for v in SGLANG_VERDICTS for r in SGLANG_CI)
+    assert sglang_subset.lost == (), lost_message(sglang_subset)
+
+
+def test_sglang_subset_has_no_unreviewed_finding(sglang_subset: Review) -> None:
+    assert sglang_subset.unreviewed == (), unreviewed_message(sglang_subset, "sglang")
+
+
+def test_sglang_subset_error_findings_are_mostly_bugs(sglang_subset: Review) -> None:
+    share = sglang_subset.error_bug_share
+    assert share is not None, "the subset has triaged error-level bugs; none was reported"
+    assert share >= BUG_SHARE_TARGET
+
+
+@pytest.fixture(scope="module")
+def sglang_swept() -> Review:
+    releases = ENGINES["sglang"].releases
+    with tempfile.TemporaryDirectory(prefix="syncscan-sweep-") as tmp:
+        records = [
+            record
+            for release in releases
+            for record in check_tree(release, fetch_release("sglang", release), Path(tmp) / release)
+        ]
+    return review(records, SGLANG_VERDICTS, releases)
+
+
+@pytest.mark.sweep
+def test_sglang_sweep_reports_every_triaged_bug(sglang_swept: Review) -> None:
+    assert sglang_swept.lost == (), lost_message(sglang_swept)
+
+
+@pytest.mark.sweep
+def test_sglang_sweep_has_no_unreviewed_finding(sglang_swept: Review) -> None:
+    assert sglang_swept.unreviewed == (), unreviewed_message(sglang_swept, "sglang")
+
+
+@pytest.mark.sweep
+def test_sglang_sweep_error_findings_are_mostly_bugs(sglang_swept: Review) -> None:
+    share = sglang_swept.error_bug_share
     assert share is None or share >= BUG_SHARE_TARGET

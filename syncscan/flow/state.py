@@ -311,7 +311,10 @@ def merge(states: list[PathState]) -> list[PathState]:
         )
         # The waits made stay apart too: joining a state that waited on a guard's
         # event with one that did not would strip the guard from every write.
-        coarse.setdefault((params, state.verdict_facts(), state.waited), []).append(state)
+        # So do the streams a path ran on: one mode's stream is not another's.
+        streams = state.streams.agents() if state.streams is not None else None
+        key = (params, state.verdict_facts(), state.waited, streams)
+        coarse.setdefault(key, []).append(state)
     return [
         group[0] if len(group) == 1 else join(group, _shared(group)) for group in coarse.values()
     ]

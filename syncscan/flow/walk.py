@@ -182,9 +182,9 @@ class Walker:
         if isinstance(stmt, ir.Loop):
             states = self.expr(stmt.iter, frame, states, depth)
             body_states, exits = self.block(stmt.body, frame, states, depth, on_yield)
-            else_states, more = self.block(
-                stmt.orelse, frame, merge(states + body_states), depth, on_yield
-            )
+            # A loop may run no iteration, unless it counts to a positive constant.
+            after = body_states if _runs_once(stmt.iter) else merge(states + body_states)
+            else_states, more = self.block(stmt.orelse, frame, after, depth, on_yield)
             return merge(else_states), exits + more
         if isinstance(stmt, ir.With):
             return self.with_stmt(stmt, 0, frame, states, depth, on_yield)
@@ -853,6 +853,19 @@ def with_fall_through(exits: list[Exit], fall: list[PathState], frame: Frame) ->
         frame.relpath, fn.end_line, fn.qualname, frozenset(), True, "None", column
     )
     return [*exits, *(Exit(state, implicit) for state in fall)]
+
+
+def _runs_once(iterable: ir.Expr | None) -> bool:
+    """`for _ in range(2):` runs its body at least once (a positive constant count)."""
+    if not (
+        isinstance(iterable, ir.Call)
+        and ir.dotted(iterable.func) == "range"
+        and len(iterable.args) == 1
+        and not iterable.kwargs
+    ):
+        return False
+    count = iterable.args[0]
+    return isinstance(count, ir.Const) and isinstance(count.value, int) and count.value > 0
 
 
 def _describe(expr: ir.Expr | None) -> str:
