@@ -1,13 +1,14 @@
-"""Benchmark syncscan against named references on the same vLLM tree, in one run.
+"""Benchmark syncscan against named references on the same engine tree, in one run.
 
-    python bench/run.py [--version 0.33.0] [--runs 3]
+    python bench/run.py [--engine vllm|sglang] [--version 0.33.0] [--runs 3]
 
 Fetches the release as the tests do (pip download, *.py only, cached outside
 the repository), copies it to a scratch directory, and reports medians of
 several runs of:
 
 - syncscan cold (empty cache), warm (full cache), and warm after a one-file
-  change to the step path (vllm/v1/worker/gpu/model_runner.py): a comment
+  change to the step path (vLLM: vllm/v1/worker/gpu/model_runner.py; SGLang:
+  sglang/srt/managers/scheduler.py): a comment
   appended (the issue's "touch"; the findings are reused once the file's new
   summary proves equal) and, with no target, a function added (every finding
   is recomputed from cached summaries);
@@ -36,7 +37,12 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from engine_trees import fetch_release  # noqa: E402
 
-STEP_FILE = "vllm/v1/worker/gpu/model_runner.py"
+# The file of each engine's step root: the one-file change edits it.
+STEP_FILES = {
+    "vllm": "vllm/v1/worker/gpu/model_runner.py",
+    "sglang": "sglang/srt/managers/scheduler.py",
+}
+NEWEST = {"vllm": "0.33.0", "sglang": "0.5.23"}
 PARSE_ALL = """
 import sys, time, pathlib, libcst
 root = pathlib.Path(sys.argv[1])
@@ -72,11 +78,13 @@ def median(samples: list[float]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--version", default="0.33.0")
+    parser.add_argument("--engine", choices=sorted(STEP_FILES), default="vllm")
+    parser.add_argument("--version", help="default: the newest swept release")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    version = args.version or NEWEST[args.engine]
 
-    source = fetch_release("vllm", args.version)
+    source = fetch_release(args.engine, version)
     scratch = Path(tempfile.mkdtemp(prefix="syncscan-bench-"))
     try:
         tree = scratch / "src"
@@ -97,7 +105,7 @@ def main() -> int:
             warm.append(seconds)
             warm_rss.append(rss)
         touched = []
-        step_file = tree / STEP_FILE
+        step_file = tree / STEP_FILES[args.engine]
         for run in range(args.runs):
             with step_file.open("a", encoding="utf-8") as handle:
                 handle.write(f"\n# bench touch {run}\n")
@@ -138,7 +146,7 @@ def main() -> int:
     )
     rss = max(cold_rss + warm_rss) / 1024
     print(
-        f"vLLM {args.version}: {files} files, {size:.1f} MB; "
+        f"{args.engine} {version}: {files} files, {size:.1f} MB; "
         f"medians of {args.runs} runs; {os.cpu_count()} cores"
     )
     print(f"  syncscan cold            {c:8.2f} s")

@@ -252,3 +252,29 @@ def test_a_device_modules_stream_is_a_stream(tmp_path: Path) -> None:
     assert hazards(tmp_path, body) == []
     unsynced = body.replace("        self.d2h.synchronize()\n", "")
     assert [f for f, _ in hazards(tmp_path / "u", unsynced)] == ["eng.Runner.forward"]
+
+
+def test_a_comparison_with_the_current_stream_is_decided_per_path(tmp_path: Path) -> None:
+    """`if curr_stream != stream: stream.wait_stream(curr_stream)` (a graph-capture
+    context): the capture stream is not the current one, so the wait happens."""
+    body = """
+    @contextmanager
+    def capturing(self, context=None):
+        stream = torch.cuda.Stream() if context is None else context
+        curr_stream = torch.cuda.current_stream()
+        if curr_stream != stream:
+            stream.wait_stream(curr_stream)
+        with torch.cuda.stream(stream):
+            yield stream
+        curr_stream.wait_stream(stream)
+
+    def execute_model(self, new, recapture):
+        if recapture:
+            with self.capturing():
+                torch.ops.eng.capture(self.tables)
+        self.tables.fill_(0)
+"""
+    source = body.replace(
+        "    @contextmanager", "    from contextlib import contextmanager\n\n    @contextmanager", 1
+    )
+    assert hazards(tmp_path, source) == []

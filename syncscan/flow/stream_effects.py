@@ -93,6 +93,30 @@ class StreamEffects:
             path, indexed = path[:-2], indexed - 1
         return path if "." in path else None
 
+    def split_comparison(
+        self, test: ir.Expr, frame: Frame, states: list[PathState]
+    ) -> tuple[list[PathState], list[PathState]] | None:
+        """`current_stream() != s` (or `==`, `is`, `is not`): decided on each path
+        by the stream current there, when `s` names a stream the model knows;
+        None for any other test."""
+        if not (isinstance(test, ir.Compare) and len(test.ops) == 1):
+            return None
+        op = test.ops[0]
+        if op not in ("==", "!=", "is", "is not"):
+            return None
+        left, right = self.stream_of(test.left, frame), self.stream_of(test.comparators[0], frame)
+        if left is None or right is None or CURRENT not in (left, right) or left == right:
+            return None
+        other = right if left == CURRENT else left
+        equal: list[PathState] = []
+        different: list[PathState] = []
+        for state in states:
+            current = state.streams.current if state.streams else CURRENT
+            (equal if _at(state.streams or StreamFacts(), other) == current else different).append(
+                state
+            )
+        return (equal, different) if op in ("==", "is") else (different, equal)
+
     # ------------------------------------------------------------------ contexts
     def context_stream(self, context: ir.Expr, frame: Frame) -> str | None:
         """The stream a `with` item makes current: `with torch.cuda.stream(s):`,

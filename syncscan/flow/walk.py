@@ -173,7 +173,12 @@ class Walker:
             return states, []
         if isinstance(stmt, ir.If):
             states = self.expr(stmt.test, frame, states, depth)
-            true_states, false_states = self.modes.split(stmt.test, frame, states)
+            decided = (
+                None
+                if self.barriers_only
+                else self.streams.split_comparison(stmt.test, frame, states)
+            )
+            true_states, false_states = decided or self.modes.split(stmt.test, frame, states)
             if not stmt.orelse and id(stmt) in self._raising_fallthroughs(frame.function):
                 false_states = []  # no branch bound the name read next: it raises
             t_states, t_exits = self.block(stmt.body, frame, true_states, depth, on_yield)
