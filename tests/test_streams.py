@@ -17,6 +17,8 @@ method = "execute_model"
 """
 
 HEAD = """
+from contextlib import contextmanager
+
 import torch
 
 
@@ -274,7 +276,4 @@ def test_a_comparison_with_the_current_stream_is_decided_per_path(tmp_path: Path
                 torch.ops.eng.capture(self.tables)
         self.tables.fill_(0)
 """
-    source = body.replace(
-        "    @contextmanager", "    from contextlib import contextmanager\n\n    @contextmanager", 1
-    )
-    assert hazards(tmp_path, source) == []
+    assert hazards(tmp_path, body) == []
