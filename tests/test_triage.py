@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from corpus import (
     ENGINES,
-    RELEASES,
     Record,
     Review,
     Verdict,
@@ -92,15 +91,21 @@ def test_seed_releases_error_findings_are_mostly_bugs(seeds: Review) -> None:
     assert share >= BUG_SHARE_TARGET
 
 
-@pytest.fixture(scope="module")
-def swept() -> Review:
+def sweep_review(engine: str, verdicts: list[Verdict]) -> Review:
+    """Every release of `engine` checked (one cache each) and matched with its corpus."""
+    releases = ENGINES[engine].releases
     with tempfile.TemporaryDirectory(prefix="syncscan-sweep-") as tmp:
         records = [
             record
-            for release in RELEASES
-            for record in check_tree(release, fetch_release("vllm", release), Path(tmp) / release)
+            for release in releases
+            for record in check_tree(release, fetch_release(engine, release), Path(tmp) / release)
         ]
-    return review(records, VERDICTS, RELEASES)
+    return review(records, verdicts, releases)
+
+
+@pytest.fixture(scope="module")
+def swept() -> Review:
+    return sweep_review("vllm", VERDICTS)
 
 
 @pytest.mark.sweep
@@ -145,14 +150,7 @@ def test_sglang_subset_error_findings_are_mostly_bugs(sglang_subset: Review) -> 
 
 @pytest.fixture(scope="module")
 def sglang_swept() -> Review:
-    releases = ENGINES["sglang"].releases
-    with tempfile.TemporaryDirectory(prefix="syncscan-sweep-") as tmp:
-        records = [
-            record
-            for release in releases
-            for record in check_tree(release, fetch_release("sglang", release), Path(tmp) / release)
-        ]
-    return review(records, SGLANG_VERDICTS, releases)
+    return sweep_review("sglang", SGLANG_VERDICTS)
 
 
 @pytest.mark.sweep

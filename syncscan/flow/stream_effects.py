@@ -10,7 +10,7 @@ analysis cannot name is left out: silent where no conflicting access is known.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from syncscan.flow.buffers import BufferOracle
 from syncscan.flow.frames import Frame
@@ -296,34 +296,29 @@ def _recorded_event(frame: Frame, call: ir.Call) -> str:
     return f"{frame.function.qualname}:record_event@{call.line}"
 
 
-def _subscripts(expr: ir.Expr) -> int:
-    """How many subscripts the expression's own chain applies (`self.a[i][:n]`: 2)."""
-    count = 0
+def _chain(expr: ir.Expr) -> Iterator[ir.Expr]:
+    """The expression and what it is taken from: `self.a[i].view(n)[:k]` down to `self`."""
     while True:
-        if isinstance(expr, ir.Subscript):
-            count += 1
-            expr = expr.base
-        elif isinstance(expr, ir.Attr):
+        yield expr
+        if isinstance(expr, ir.Subscript | ir.Attr):
             expr = expr.base
         elif isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr):
             expr = expr.func.base
         else:
-            return count
+            return
+
+
+def _subscripts(expr: ir.Expr) -> int:
+    """How many subscripts the expression's own chain applies (`self.a[i][:n]`: 2)."""
+    return sum(isinstance(node, ir.Subscript) for node in _chain(expr))
 
 
 def _gathers(expr: ir.Expr) -> bool:
     """Whether reading `expr` copies: an index that is neither a slice nor a constant."""
-    while True:
-        if isinstance(expr, ir.Subscript):
-            if not (expr.is_slice or isinstance(expr.index, ir.Const)):
-                return True
-            expr = expr.base
-        elif isinstance(expr, ir.Attr):
-            expr = expr.base
-        elif isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr):
-            expr = expr.func.base
-        else:
-            return False
+    return any(
+        isinstance(node, ir.Subscript) and not (node.is_slice or isinstance(node.index, ir.Const))
+        for node in _chain(expr)
+    )
 
 
 def _at(facts: StreamFacts, stream: str) -> str:
