@@ -225,8 +225,11 @@ class PathState:
                 changes["reloaded"] = self.reloaded | written
         return self.but(**changes)
 
-    def on_wait(self, trace: Trace, key: str) -> PathState:
-        """A host wait: on the whole stream/device (DEVICE_BARRIER) or on one event."""
+    def on_wait(self, trace: Trace, key: str, stream: str | None = None) -> PathState:
+        """A host wait: on the whole device (DEVICE_BARRIER), on one stream
+        (DEVICE_BARRIER with that `stream`: this model knows one stream, the
+        stream model the others), or on one event."""
+        facts = self.streams or StreamFacts()
         if key == DEVICE_BARRIER:
             return self.but(
                 pending=(),
@@ -234,6 +237,11 @@ class PathState:
                 wait=trace,
                 waited=self.waited | {key, ENTRY_DRAINED},
                 events=(),
+                streams=(
+                    facts.device_barrier()
+                    if stream is None
+                    else facts.host_waits_stream(facts.resolve(stream))
+                ),
             )
         covered = self.event_snapshot(key)
         pending = self.pending
@@ -248,6 +256,7 @@ class PathState:
             wait=trace,
             waited=self.waited | {key} | drained,
             guarded=True,
+            streams=facts.host_waits_event(key),
         )
 
     def on_record(self, event: str) -> PathState:

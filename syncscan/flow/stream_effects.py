@@ -2,7 +2,8 @@
 it reads or writes there, and which device-side edges it adds.
 
 The walker asks `on_call` about every call and `on_store` about every
-subscript store; the answers are facts for `streams.StreamFacts`. Stream and
+subscript store; the answers are facts for `streams.StreamFacts` (host waits
+reach them through `PathState.on_wait`). Stream and
 memory identities are attribute paths in the root's terms (`self.copy_stream`,
 `self.runner.input_ids`), so a callee's accesses meet the caller's; memory the
 analysis cannot name is left out: silent where no conflicting access is known.
@@ -14,26 +15,35 @@ from collections.abc import Callable, Iterator
 
 from syncscan.flow.buffers import BufferOracle
 from syncscan.flow.frames import Frame
-from syncscan.flow.state import PathState, Trace
-from syncscan.flow.streams import CURRENT, StreamFacts
+from syncscan.flow.state import PathState, Trace, WitnessStep
+from syncscan.flow.streams import CURRENT, DEFAULT, StreamFacts
 from syncscan.index import ir
 from syncscan.packs import Vocabulary
 from syncscan.resolve.calls import CallResolver, CallSite
 
-DEFAULT = "<default>"  # the default stream, named by a call (`torch.cuda.default_stream()`)
-
 
 class StreamEffects:
-    def __init__(self, resolver: CallResolver, buffers: BufferOracle, vocab: Vocabulary) -> None:
+    def __init__(
+        self,
+        resolver: CallResolver,
+        buffers: BufferOracle,
+        vocab: Vocabulary,
+        enabled: bool = True,
+    ) -> None:
         self.resolver = resolver
         self.buffers = buffers
         self.vocab = vocab
+        self.enabled = enabled  # off: every question is answered "nothing happens"
+        self._wait_stream = vocab.names("stream_wait_methods")
+        self._wait_event = vocab.names("stream_event_wait_methods")
+        self._record_event = vocab.names("stream_record_methods")
         self._current_functions = vocab.names("current_stream_functions")
         self._default_functions = vocab.names("default_stream_functions")
         self._contexts = vocab.names("stream_contexts")
         self._context_methods = vocab.names("stream_context_methods")
         self._op_prefixes = tuple(vocab.names("stream_op_prefixes"))
-        self._copy_methods = vocab.names("copy_methods")
+        # Methods whose device work reads their receiver: copies out of it, launches.
+        self._reads_receiver = vocab.names("copy_methods") | vocab.names("launch_methods")
         self._inplace = vocab.names("device_work_methods") | vocab.names("inplace_write_methods")
 
     # ------------------------------------------------------------------ identities
@@ -48,16 +58,35 @@ class StreamEffects:
         if isinstance(expr, ir.Call):
             return self._named_by_call(expr, frame)
         if isinstance(expr, ir.Name):
-            values = self.buffers.types.local_values(frame.function).get(expr.id, [])
-            if len(values) == 1 and isinstance(values[0], ir.Call):
-                named = self._named_by_call(values[0], frame)
+            value = self._single_value(expr, frame)
+            if isinstance(value, ir.Call):
+                named = self._named_by_call(value, frame)
                 return named or f"{frame.function.qualname}:{expr.id}"
+        return self.object_name(expr, frame)
+
+    def object_name(self, expr: ir.Expr, frame: Frame, fallback: str = "") -> str | None:
+        """An event's or stream's name: `ev = s.record_event()` by that call; an
+        object the root can name by its attribute path; one it cannot (built
+        inside a callee: an output's own event) by its class and text, so two
+        classes' `self.copy_event` are two events (`fallback` for no text)."""
+        if isinstance(expr, ir.Name):
+            value = self._single_value(expr, frame)
+            if isinstance(value, ir.Call) and self._records_event(value):
+                return _recorded_event(frame, value)
         path = self.buffers.access_path(expr, frame)
         if path is not None:
             return path
         owner = frame.scope.self_class or frame.function.qualname
-        text = ir.dotted(expr)
+        text = ir.dotted(expr) or fallback
         return f"{owner}:{text}" if text else None
+
+    def _single_value(self, name: ir.Name, frame: Frame) -> ir.Expr | None:
+        values = self.buffers.types.local_values(frame.function).get(name.id, [])
+        return values[0] if len(values) == 1 else None
+
+    def _records_event(self, call: ir.Call) -> bool:
+        """`s.record_event()`: a call that returns an event recorded on `s`."""
+        return isinstance(call.func, ir.Attr) and call.func.attr in self._record_event
 
     def _named_by_call(self, call: ir.Call, frame: Frame) -> str | None:
         """CURRENT for a call returning the current stream, DEFAULT for the
@@ -99,7 +128,7 @@ class StreamEffects:
         """`current_stream() != s` (or `==`, `is`, `is not`): decided on each path
         by the stream current there, when `s` names a stream the model knows;
         None for any other test."""
-        if not (isinstance(test, ir.Compare) and len(test.ops) == 1):
+        if not (self.enabled and isinstance(test, ir.Compare) and len(test.ops) == 1):
             return None
         op = test.ops[0]
         if op not in ("==", "!=", "is", "is not"):
@@ -111,10 +140,9 @@ class StreamEffects:
         equal: list[PathState] = []
         different: list[PathState] = []
         for state in states:
-            current = state.streams.current if state.streams else CURRENT
-            (equal if _at(state.streams or StreamFacts(), other) == current else different).append(
-                state
-            )
+            facts = state.streams or StreamFacts()
+            same = facts.resolve(other) == facts.current
+            (equal if same else different).append(state)
         return (equal, different) if op in ("==", "is") else (different, equal)
 
     # ------------------------------------------------------------------ contexts
@@ -122,6 +150,8 @@ class StreamEffects:
         """The stream a `with` item makes current: `with torch.cuda.stream(s):`,
         or `with self.ctx:` where the class made `self.ctx` once from such a call
         on its own attribute (`self.ctx = torch.cuda.stream(self.s)`)."""
+        if not self.enabled:
+            return None
         if isinstance(context, ir.Call):
             return self._context_call(context, frame.scope, frame)
         attr, owner = ir.self_attr(context), frame.scope.self_class
@@ -157,30 +187,31 @@ class StreamEffects:
     ) -> list[PathState]:
         call, method = site.call, site.method
         receiver = site.receiver
-        if site.external is not None and site.external in self._contexts:
+        if not self.enabled or (site.external is not None and site.external in self._contexts):
             return states
-        if method == "wait_stream" and receiver is not None and call.args:
+        if method in self._wait_stream and receiver is not None and call.args:
             waiter, waited = self.stream_of(receiver, frame), self.stream_of(call.args[0], frame)
             if waiter is None or waited is None:
                 return states
-            return _apply(states, lambda f: f.wait_stream(_at(f, waiter), _at(f, waited)))
-        if method == "wait_event" and receiver is not None and call.args:
-            waiter, event = self.stream_of(receiver, frame), self._event_of(call.args[0], frame)
-            if waiter is None:
+            return _apply(states, lambda f: f.wait_stream(f.resolve(waiter), f.resolve(waited)))
+        if method in self._wait_event and receiver is not None and call.args:
+            waiter = self.stream_of(receiver, frame)
+            event = self.object_name(call.args[0], frame, "?")
+            if waiter is None or event is None:
                 return states
-            return _apply(states, lambda f: f.wait_event(_at(f, waiter), event))
-        if method == "record_event" and receiver is not None:
+            return _apply(states, lambda f: f.wait_event(f.resolve(waiter), event))
+        if method in self._record_event and receiver is not None:
             # `ev = s.record_event()`: an event recorded on `s`, known by its call.
             stream = self.stream_of(receiver, frame)
             if stream is None:
                 return states
             event = _recorded_event(frame, call)
-            return _apply(states, lambda f: f.record(event, _at(f, stream)))
+            return _apply(states, lambda f: f.record(event, f.resolve(stream)))
         if site.external is not None and site.external == self.vocab.scalar("set_stream", ""):
             stream = self.stream_of(call.args[0], frame) if call.args else None
             if stream is None:
                 return states
-            return _apply(states, lambda f: f.with_current(_at(f, stream)))
+            return _apply(states, lambda f: f.with_current(f.resolve(stream)))
         accesses = self._accesses(site, frame)
         if not accesses:
             return states
@@ -194,21 +225,13 @@ class StreamEffects:
         """`e.record(s)` and `e.wait(s)` on an event (the walker knows the receiver's kind)."""
         args = site.call.args
         stream = self.stream_of(args[0] if args else None, frame)
-        if stream is None:
+        if not self.enabled or stream is None:
             return states
         if method in self.vocab.names("event_record_methods"):
-            return _apply(states, lambda f: f.record(event, _at(f, stream)))
+            return _apply(states, lambda f: f.record(event, f.resolve(stream)))
         if method in self.vocab.names("device_wait_methods"):
-            return _apply(states, lambda f: f.wait_event(_at(f, stream), event))
+            return _apply(states, lambda f: f.wait_event(f.resolve(stream), event))
         return states
-
-    def _event_of(self, expr: ir.Expr, frame: Frame) -> str:
-        if isinstance(expr, ir.Name):
-            values = self.buffers.types.local_values(frame.function).get(expr.id, [])
-            if len(values) == 1 and _is_record_event(values[0]):
-                return _recorded_event(frame, values[0])
-        owner = frame.scope.self_class or frame.function.qualname
-        return self.buffers.access_path(expr, frame) or f"{owner}:{ir.dotted(expr) or '?'}"
 
     def _accesses(self, site: CallSite, frame: Frame) -> tuple[tuple[str, str], ...]:
         """(memory, read|write) the call's device work makes on the current stream."""
@@ -231,64 +254,41 @@ class StreamEffects:
             return tuple(out)
         if site.callees or method is None or receiver is None:
             return ()
-        if method in self._copy_methods:
-            if method == "copy_":
-                add(call.args[0] if call.args else None, "read")
-                add(receiver, "write")
-            else:
-                add(receiver, "read")
-        elif method in self._inplace:
+        if method in self._inplace:  # `dst.copy_(src)`, `x.fill_(v)`
             for arg in call.args:
                 add(arg, "read")
             add(receiver, "write")
-        elif method in self.vocab.names("launch_methods"):
-            add(receiver, "read")
+        elif method in self._reads_receiver:
+            add(receiver, "read")  # `x.to(...)`, `x.cuda()`, `graph.replay()`
         return tuple(out)
 
     def on_store(
-        self, target: ir.Expr, frame: Frame, states: list[PathState], trace: Trace
+        self, target: ir.Expr, frame: Frame, states: list[PathState], where: tuple[int, int]
     ) -> list[PathState]:
-        """`dev[idx] = value`: the current stream writes `dev`, when `dev` is known
-        device memory (host memory is the host's write, which the host model
-        follows; a list or dict is no memory a stream touches)."""
+        """`dev[idx] = value` at (line, column): the current stream writes `dev`,
+        when `dev` is known device memory (host memory is the host's write, which
+        the host model follows; a list or dict is no memory a stream touches)."""
+        if not self.enabled:
+            return states
         fact = self.buffers.provenance(target, frame)
         if fact is None or not (fact.device or fact.uva):
             return states
         memory = self.memory_of(target, frame, store=True)
         if memory is None:
             return states
-        return _apply(states, lambda f: _accessed(f, ((memory, "write"),), trace))
+        line, column = where
+        note = f"writes {ir.dotted(target) or 'a tensor'}[...]"
+        step = WitnessStep(frame.relpath, line, frame.function.qualname, note, column=column)
+        return _apply(states, lambda f: _accessed(f, ((memory, "write"),), (step,)))
 
-    # ------------------------------------------------------------------ host waits
-    @staticmethod
-    def host_waits_stream(states: list[PathState], stream: str | None) -> list[PathState]:
-        """The host waits for a stream (its synchronize, a blocking copy or
-        `.item()` on it): CURRENT for the current stream."""
-        return _apply(states, lambda f: f.host_waits_stream(_at(f, stream or CURRENT)))
-
-    @staticmethod
-    def host_waits_event(states: list[PathState], event: str) -> list[PathState]:
-        return _apply(states, lambda f: f.host_waits_event(event))
-
-    @staticmethod
-    def device_barrier(states: list[PathState]) -> list[PathState]:
-        return _apply(states, StreamFacts.device_barrier)
-
+    # ------------------------------------------------------------------ regions
     @staticmethod
     def entered(states: list[PathState], stream: str) -> list[PathState]:
-        return _apply(states, lambda f: f.with_current(_at(f, stream)))
+        return _apply(states, lambda f: f.with_current(f.resolve(stream)))
 
     @staticmethod
     def left(states: list[PathState], previous: str) -> list[PathState]:
         return _apply(states, lambda f: f.with_current(previous))
-
-
-def _is_record_event(expr: ir.Expr) -> bool:
-    return (
-        isinstance(expr, ir.Call)
-        and isinstance(expr.func, ir.Attr)
-        and expr.func.attr == "record_event"
-    )
 
 
 def _recorded_event(frame: Frame, call: ir.Call) -> str:
@@ -319,15 +319,6 @@ def _gathers(expr: ir.Expr) -> bool:
         isinstance(node, ir.Subscript) and not (node.is_slice or isinstance(node.index, ir.Const))
         for node in _chain(expr)
     )
-
-
-def _at(facts: StreamFacts, stream: str) -> str:
-    """CURRENT, seen from a state: the stream current on that path; DEFAULT:
-    the stream current when the walk began (the step runs on the default
-    stream unless the engine says otherwise)."""
-    if stream == CURRENT:
-        return facts.current
-    return CURRENT if stream == DEFAULT else stream
 
 
 def _accessed(facts: StreamFacts, accesses: tuple[tuple[str, str], ...], trace: Trace):

@@ -23,9 +23,10 @@ the stream current when the walk began: the caller's current stream.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 CURRENT = "<current>"  # the stream current at the walk's entry
+DEFAULT = "<default>"  # the default stream, named by a call (`torch.cuda.default_stream()`)
 HOST = "<host>"  # the host thread, as an agent that knows what it waited for
 ALL = "<all>"  # every stream's work before the walk's entry (a device barrier)
 EVENT = "event:"  # prefix: the work a caller recorded on this event (not recorded here)
@@ -99,6 +100,14 @@ class StreamFacts:
         return cached
 
     # ------------------------------------------------------------------ queries
+    def resolve(self, stream: str) -> str:
+        """A stream as this path sees it: CURRENT is the stream current here;
+        DEFAULT is the stream current when the walk began (the step runs on the
+        default stream unless the engine says otherwise)."""
+        if stream == CURRENT:
+            return self.current
+        return CURRENT if stream == DEFAULT else stream
+
     def known(self, stream: str) -> frozenset[str]:
         """The entry-time agents whose work `stream`'s next launch follows."""
         own = _lookup(self.knows, stream)
@@ -121,7 +130,7 @@ class StreamFacts:
             if m != memory or other == stream or "write" not in (k, kind) or stream in orders:
                 continue
             hazard = Hazard(
-                memory, earlier, k, other, trace, kind, stream, self._shape(stream, other)
+                memory, earlier, k, other, trace, kind, stream, _shape(self.waits, stream, other)
             )
             if hazard.key not in seen:
                 hazards.append(hazard)
@@ -137,15 +146,6 @@ class StreamFacts:
         return StreamFacts(
             self.current, live, self.events, self.knows, exposed, self.waits, tuple(hazards)
         )
-
-    def _shape(self, waiter: str, waited: str) -> str:
-        if (waiter, waited, "event") in self.waits:
-            return STALE_EVENT
-        if (waiter, waited, "stream") in self.waits:
-            return WAIT_TOO_EARLY
-        if any(w[0] == waited and w[1] == waiter for w in self.waits):
-            return ONE_WAY
-        return NO_EDGE
 
     def with_current(self, stream: str) -> StreamFacts:
         return self._but(current=stream)
@@ -199,11 +199,18 @@ class StreamFacts:
 
     def carried(self) -> StreamFacts:
         """What the next step sees of this one: its live accesses and event records."""
-        return StreamFacts(
-            live=tuple(x for x in self.live if not _is_local(x[0][0])),
-            events=self.events,
-            waits=self.waits,
-        )
+        return StreamFacts(live=self.live, events=self.events, waits=self.waits)
+
+
+def _shape(waits: frozenset[tuple[str, str, str]], waiter: str, waited: str) -> str:
+    """Why `waiter`'s access is not ordered after `waited`'s, from the waits made."""
+    if (waiter, waited, "event") in waits:
+        return STALE_EVENT
+    if (waiter, waited, "stream") in waits:
+        return WAIT_TOO_EARLY
+    if any(w[0] == waited and w[1] == waiter for w in waits):
+        return ONE_WAY
+    return NO_EDGE
 
 
 def _lookup(pairs: tuple[tuple[str, frozenset[str]], ...], name: str) -> frozenset[str]:
@@ -217,17 +224,6 @@ def _with(
     pairs: tuple[tuple[str, frozenset[str]], ...], name: str, value: frozenset[str]
 ) -> tuple[tuple[str, frozenset[str]], ...]:
     return tuple(sorted((*(p for p in pairs if p[0] != name), (name, value))))
-
-
-LOCAL = "local:"  # prefix: memory a function allocated (gone when the step ends)
-
-
-def local_memory(function: str, name: str) -> str:
-    return f"{LOCAL}{function}:{name}"
-
-
-def _is_local(memory: str) -> bool:
-    return memory.startswith(LOCAL)
 
 
 # ---------------------------------------------------------------------- composition
@@ -282,6 +278,7 @@ class _Composition:
         by_memory: dict[str, list[Live]] = {}
         for entry in before.live:
             by_memory.setdefault(entry[0][0], []).append(entry)
+        waits = before.waits | {(name(a), name(b), how) for a, b, how in out.waits}
         found: list[Hazard] = []
         for (memory, kind, stream), trace, agents in out.exposed:
             stream = name(stream)
@@ -291,8 +288,7 @@ class _Composition:
                     continue
                 if stream in orders or self.covers(agents, key, orders):
                     continue
-                waits = before.waits | {(name(a), name(b), how) for a, b, how in out.waits}
-                shape = StreamFacts(waits=waits)._shape(stream, other)
+                shape = _shape(waits, stream, other)
                 hazard = Hazard(memory, earlier, k, other, at(trace), kind, stream, shape)
                 if hazard.key not in seen:
                     found.append(hazard)
@@ -313,10 +309,13 @@ def compose(before: StreamFacts | None, out: StreamFacts | None, at) -> StreamFa
     seen = {h.key for h in hazards}
     hazards += composition.hazards(at, seen)
     for h in out.hazards:
-        moved = Hazard(
-            h.memory, at(h.first), h.first_kind, name(h.first_stream),
-            at(h.second), h.second_kind, name(h.second_stream), h.shape,
-        )  # fmt: skip
+        moved = replace(
+            h,
+            first=at(h.first),
+            first_stream=name(h.first_stream),
+            second=at(h.second),
+            second_stream=name(h.second_stream),
+        )
         if moved.key not in seen:
             hazards.append(moved)
             seen.add(moved.key)
@@ -448,17 +447,4 @@ def next_step_hazards(end: StreamFacts | None, following: StreamFacts | None) ->
     if end is None or following is None or not end.live or not following.exposed:
         return []
     found = _Composition(end.carried(), following).hazards(lambda trace: trace, set())
-    return [
-        Hazard(
-            h.memory,
-            h.first,
-            h.first_kind,
-            h.first_stream,
-            h.second,
-            h.second_kind,
-            h.second_stream,
-            h.shape,
-            across_steps=True,
-        )  # fmt: skip
-        for h in found
-    ]
+    return [replace(h, across_steps=True) for h in found]

@@ -31,6 +31,7 @@ from syncscan.flow.state import (
     merge,
 )
 from syncscan.flow.stream_effects import StreamEffects, current_of
+from syncscan.flow.streams import CURRENT
 from syncscan.flow.unbound import raising_fallthroughs
 from syncscan.index import ir
 from syncscan.index.summary import FunctionSummary
@@ -96,7 +97,8 @@ class Walker:
         self._active: set[tuple[str, str | None]] = set()
         self._event_types = vocabulary.names("event_types")
         self._stream_types = vocabulary.names("stream_types")
-        self.streams = StreamEffects(resolver, buffers, vocabulary)
+        # Quiescence walks (barriers_only) ask nothing of the streams.
+        self.streams = StreamEffects(resolver, buffers, vocabulary, enabled=not barriers_only)
         # Quiescence questions count only full-device barriers as waits, and
         # collect the completion calls (future.set_result) they meet.
         self.barriers_only = barriers_only
@@ -173,11 +175,7 @@ class Walker:
             return states, []
         if isinstance(stmt, ir.If):
             states = self.expr(stmt.test, frame, states, depth)
-            decided = (
-                None
-                if self.barriers_only
-                else self.streams.split_comparison(stmt.test, frame, states)
-            )
+            decided = self.streams.split_comparison(stmt.test, frame, states)
             true_states, false_states = decided or self.modes.split(stmt.test, frame, states)
             if not stmt.orelse and id(stmt) in self._raising_fallthroughs(frame.function):
                 false_states = []  # no branch bound the name read next: it raises
@@ -255,6 +253,7 @@ class Walker:
             return self.with_stmt(stmt, index + 1, frame, inner, depth, on_yield)
 
         context = item.context
+        site = None
         if isinstance(context, ir.Call):
             # Arguments first, then the context manager itself.
             for arg in (*context.args, *(v for _, v in context.kwargs)):
@@ -265,15 +264,13 @@ class Walker:
                 return self.enter_generator(site, managers, frame, states, depth, body)
             if site.constructs is not None:
                 return self.enter_object(site, frame, states, depth, body)
-            stream = None if self.barriers_only else self.streams.context_stream(context, frame)
-            if stream is not None:
-                return self.on_stream(stream, states, body)
-            states = self.effects(site, frame, states, depth)
-            return body(states)
-        states = self.expr(context, frame, states, depth)
-        stream = None if self.barriers_only else self.streams.context_stream(context, frame)
+        else:
+            states = self.expr(context, frame, states, depth)
+        stream = self.streams.context_stream(context, frame)
         if stream is not None:
             return self.on_stream(stream, states, body)
+        if site is not None:
+            states = self.effects(site, frame, states, depth)
         return body(states)
 
     def on_stream(
@@ -402,12 +399,7 @@ class Walker:
         at_root: bool = False,
     ) -> list[PathState]:
         if isinstance(target, ir.Subscript):
-            if not self.barriers_only:
-                step = WitnessStep(
-                    frame.relpath, stmt.line, frame.function.qualname,
-                    f"writes {_describe(target.base)}[...]", column=stmt.col,
-                )  # fmt: skip
-                states = self.streams.on_store(target.base, frame, states, (step,))
+            states = self.streams.on_store(target.base, frame, states, (stmt.line, stmt.col))
             return self.write(target.base, frame, states, (stmt.line, stmt.col), "writes")
         if isinstance(target, ir.Seq):
             for element in target.elts:
@@ -503,8 +495,7 @@ class Walker:
             return (self.site_step(frame, call, note),)
 
         arguments = (*call.args, *(v for _, v in call.kwargs))
-        if not self.barriers_only:
-            states = self.streams.on_call(site, frame, states, trace)
+        states = self.streams.on_call(site, frame, states, trace)
         if site.kernel is not None:
             note = f"launches kernel {site.kernel.name}"
             reads = self.buffers.accesses(arguments, frame)
@@ -526,7 +517,6 @@ class Walker:
                 return states
             if site.external in vocab.names("full_device_waits"):
                 t = trace(f"host waits for the whole device ({site.external})")
-                states = self.streams.device_barrier(states)
                 return [s.on_wait(t, DEVICE_BARRIER) for s in states]
             if site.external in vocab.names("write_functions") and call.args:
                 return self.write(
@@ -544,23 +534,18 @@ class Walker:
                 # An object the root cannot name (built inside a callee: an
                 # output's own event) is known by its class and text, so two
                 # classes' `self.copy_event` are two events.
-                owner = frame.scope.self_class or frame.function.qualname
-                event = self.buffers.access_path(site.receiver, frame) or (
-                    f"{owner}:{ir.dotted(site.receiver) or f'<{receiver_kind}@{call.line}>'}"
+                event = self.streams.object_name(
+                    site.receiver, frame, f"<{receiver_kind}@{call.line}>"
                 )
                 if method in vocab.names("host_wait_methods"):
                     if self.barriers_only:
                         return states  # one event or stream is not the whole device
                     t = trace(f"host waits on {receiver_kind} {event}.{method}()")
                     if receiver_kind == "event":
-                        states = self.streams.host_waits_event(states, event)
-                    else:
-                        stream = self.streams.stream_of(site.receiver, frame)
-                        states = self.streams.host_waits_stream(states, stream)
-                    # The host model knows one stream: its synchronize orders all its work.
-                    key = event if receiver_kind == "event" else DEVICE_BARRIER
-                    return [s.on_wait(t, key) for s in states]
-                if receiver_kind == "event" and not self.barriers_only:
+                        return [s.on_wait(t, event) for s in states]
+                    stream = self.streams.stream_of(site.receiver, frame) or CURRENT
+                    return [s.on_wait(t, DEVICE_BARRIER, stream) for s in states]
+                if receiver_kind == "event":
                     states = self.streams.on_event(method, event, site, frame, states)
                 if method in vocab.names("event_record_methods") and receiver_kind == "event":
                     return [s.on_record(event) for s in states]
@@ -574,8 +559,7 @@ class Walker:
                 and self._copies_device_data(site, frame)
             ):
                 t = trace(f"host waits: .{method}() copies a device tensor to the host")
-                states = self.streams.host_waits_stream(states, None)
-                return [s.on_wait(t, DEVICE_BARRIER) for s in states]
+                return [s.on_wait(t, DEVICE_BARRIER, CURRENT) for s in states]
             if method in vocab.names("copy_methods"):
                 copied = self.copy(site, frame, states)
                 if copied is not None:
@@ -647,8 +631,7 @@ class Walker:
             return states
         note = f"host waits: a blocking copy (.{method}) to or from pageable or host memory"
         t = (self.site_step(frame, call, note),)
-        states = self.streams.host_waits_stream(states, None)
-        return [s.on_wait(t, DEVICE_BARRIER) for s in states]
+        return [s.on_wait(t, DEVICE_BARRIER, CURRENT) for s in states]
 
     def landing(
         self, site: CallSite, frame: Frame, states: list[PathState]
