@@ -18,7 +18,7 @@ from syncscan.flow.state import WitnessStep
 
 if TYPE_CHECKING:
     from syncscan.flow.context import Analysis
-    from syncscan.flow.step import RootAnalysis, StepPath
+    from syncscan.flow.step import RootAnalysis, StepPath, StepRoot
     from syncscan.packs import PackSet
 
 
@@ -70,6 +70,18 @@ def shared_mode(paths: list[StepPath], packs: PackSet) -> tuple[tuple[str, bool]
 def predicates_text(mode: tuple[tuple[str, bool], ...]) -> str:
     """`self.encoder_only=true, dummy_run=false`: a mode as its predicates ("" for none)."""
     return ", ".join(f"{k}={'true' if v else 'false'}" for k, v in mode)
+
+
+def mode_label(mode: tuple[tuple[str, bool], ...], packs: PackSet) -> str:
+    """A mode as a finding names it: the packs' labels, else its predicates."""
+    return packs.labels_text(mode) or predicates_text(mode) or "every mode"
+
+
+def root_step(root: StepRoot, analysis: Analysis, note: str) -> WitnessStep:
+    """A witness step at the step root's `def` line."""
+    module = analysis.program.module_of(root.function.qualname)
+    path = analysis.project.relpath(module.path) if module else ""
+    return WitnessStep(path, root.function.line, root.function.qualname, note)
 
 
 def finding_to_data(finding: Finding) -> dict[str, Any]:

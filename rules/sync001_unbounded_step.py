@@ -6,7 +6,16 @@ from syncscan.flow.context import Analysis
 from syncscan.flow.state import WitnessStep
 from syncscan.flow.step import UNBOUNDED, RootAnalysis, StepPath
 
-from .base import Example, Finding, Location, StepRule, fingerprint, predicates_text, shared_mode
+from .base import (
+    Example,
+    Finding,
+    Location,
+    StepRule,
+    fingerprint,
+    mode_label,
+    root_step,
+    shared_mode,
+)
 
 _PACK = """
 [pack]
@@ -188,21 +197,13 @@ class UnboundedStep(StepRule):
         path = group[0]
         root = result.root
         mode = shared_mode(group, analysis.packs)
-        mode_label = analysis.packs.labels_text(mode) or predicates_text(mode) or "every mode"
+        label = mode_label(mode, analysis.packs)
         final = path.returns[-1]
         write = path.state.write or ()
         # The device access that reads what this step wrote (the race's access).
         reader = path.race[2] if path.race is not None else (path.state.reader or ())
-        root_path = analysis.project.relpath(
-            analysis.program.module_of(root.function.qualname).path  # type: ignore[union-attr]
-        )
         witness: list[WitnessStep] = [
-            WitnessStep(
-                root_path,
-                root.function.line,
-                root.function.qualname,
-                f"step root {root.name} in mode {mode_label}",
-            ),  # fmt: skip
+            root_step(root, analysis, f"step root {root.name} in mode {label}"),
             *write,
         ]
         if reader:
@@ -232,7 +233,7 @@ class UnboundedStep(StepRule):
             )
         origin = write[-1].written.removeprefix("writes ") if write else "a pinned buffer"
         message = (
-            f"In mode '{mode_label}', step {root.name} {write[-1].note if write else 'writes'} "
+            f"In mode '{label}', step {root.name} {write[-1].note if write else 'writes'} "
             f"and returns {final.text} without a host wait, inline or deferred: the host "
             f"can run ahead and rewrite the buffer while the device still reads it."
         )
@@ -256,7 +257,7 @@ class UnboundedStep(StepRule):
             location=Location(final.path, final.line, final.column, root.function.qualname),
             step_root=root.name,
             mode=mode,
-            mode_label=mode_label,
+            mode_label=label,
             witness=tuple(witness),
             remedy=self.remedy,
             related=tuple(dict.fromkeys(related)),

@@ -6,7 +6,16 @@ from syncscan.flow.context import Analysis
 from syncscan.flow.state import Race, WitnessStep
 from syncscan.flow.step import OUTSIDE_GUARD, RootAnalysis, StepPath
 
-from .base import Example, Finding, Location, StepRule, fingerprint, predicates_text, shared_mode
+from .base import (
+    Example,
+    Finding,
+    Location,
+    StepRule,
+    fingerprint,
+    mode_label,
+    root_step,
+    shared_mode,
+)
 
 _PACK = """
 [pack]
@@ -134,18 +143,11 @@ class WriteOutsideGuard(StepRule):
         buffer, write, access = race
         root = result.root
         mode = shared_mode([p for p, _ in group], analysis.packs)
-        mode_label = analysis.packs.labels_text(mode) or predicates_text(mode) or "every mode"
-        module = analysis.program.module_of(root.function.qualname)
-        root_path = analysis.project.relpath(module.path) if module else ""
+        label = mode_label(mode, analysis.packs)
         site, launch = write[-1], access[-1]
         when = "the next step" if path.across_steps else "the same step"
         witness: list[WitnessStep] = [
-            WitnessStep(
-                root_path,
-                root.function.line,
-                root.function.qualname,
-                f"step root {root.name} in mode {mode_label}",
-            ),
+            root_step(root, analysis, f"step root {root.name} in mode {label}"),
             *access[:-1],
             WitnessStep(
                 launch.path,
@@ -178,7 +180,7 @@ class WriteOutsideGuard(StepRule):
         )
         written = site.written or "writes a pinned buffer"
         message = (
-            f"In mode '{mode_label}', {site.function.rsplit('.', 1)[-1]} {written} "
+            f"In mode '{label}', {site.function.rsplit('.', 1)[-1]} {written} "
             f"in {when} while the device may still access it "
             f"({launch.path}:{launch.line}): no host wait between the device's access and "
             f"this host access covers it (missing edge: a wait on an event recorded after "
@@ -193,7 +195,7 @@ class WriteOutsideGuard(StepRule):
             location=Location(site.path, site.line, site.column, site.function),
             step_root=root.name,
             mode=mode,
-            mode_label=mode_label,
+            mode_label=label,
             witness=tuple(witness),
             remedy=self.remedy,
             fingerprint=fingerprint(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from syncscan.flow.context import Analysis
 from syncscan.flow.state import WitnessStep
-from syncscan.flow.step import RootAnalysis, StepPath
+from syncscan.flow.step import RootAnalysis, StepPath, StepRoot
 from syncscan.flow.streams import (
     CURRENT,
     NO_EDGE,
@@ -14,7 +14,16 @@ from syncscan.flow.streams import (
     Hazard,
 )
 
-from .base import Example, Finding, Location, StepRule, fingerprint, predicates_text, shared_mode
+from .base import (
+    Example,
+    Finding,
+    Location,
+    StepRule,
+    fingerprint,
+    mode_label,
+    root_step,
+    shared_mode,
+)
 
 _PACK = """
 [pack]
@@ -152,20 +161,13 @@ class StreamOrderHazard(StepRule):
         root = result.root
         paths = [p for p, _ in group]
         mode = shared_mode(paths, analysis.packs)
-        mode_label = analysis.packs.labels_text(mode) or predicates_text(mode) or "every mode"
-        module = analysis.program.module_of(root.function.qualname)
-        root_path = analysis.project.relpath(module.path) if module else ""
+        label = mode_label(mode, analysis.packs)
         first, second = hazard.first[-1], hazard.second[-1]
         a, b = _stream_name(hazard.first_stream), _stream_name(hazard.second_stream)
         when = "in the next step" if hazard.across_steps else "in the same step"
         edge = _missing_edge(hazard, a, b)
         witness: list[WitnessStep] = [
-            WitnessStep(
-                root_path,
-                root.function.line,
-                root.function.qualname,
-                f"step root {root.name} in mode {mode_label}",
-            ),
+            root_step(root, analysis, f"step root {root.name} in mode {label}"),
             *hazard.first[:-1],
             WitnessStep(
                 first.path,
@@ -174,7 +176,7 @@ class StreamOrderHazard(StepRule):
                 f"{hazard.first_kind}s {hazard.memory} on stream {a}: {first.note}",
                 column=first.column,
             ),
-            *_next_step(hazard, root, root_path),
+            *_next_step(hazard, root, analysis),
             *hazard.second[:-1],
             WitnessStep(
                 second.path,
@@ -185,7 +187,7 @@ class StreamOrderHazard(StepRule):
             ),
         ]
         message = (
-            f"In mode '{mode_label}', {hazard.conflict} hazard on {hazard.memory}: stream "
+            f"In mode '{label}', {hazard.conflict} hazard on {hazard.memory}: stream "
             f"{b} {hazard.second_kind}s it ({second.path}:{second.line}) {when} while stream "
             f"{a} may still {hazard.first_kind} it ({first.path}:{first.line}); {edge}."
         )
@@ -198,7 +200,7 @@ class StreamOrderHazard(StepRule):
             location=Location(second.path, second.line, second.column, second.function),
             step_root=root.name,
             mode=mode,
-            mode_label=mode_label,
+            mode_label=label,
             witness=tuple(witness),
             remedy=_REMEDIES[hazard.shape],
             fingerprint=fingerprint(
@@ -213,13 +215,11 @@ class StreamOrderHazard(StepRule):
         )
 
 
-def _next_step(hazard: Hazard, root, root_path: str) -> list[WitnessStep]:
+def _next_step(hazard: Hazard, root: StepRoot, analysis: Analysis) -> list[WitnessStep]:
     """Where the loop runs the step again, for a hazard with the next step."""
     if not hazard.across_steps:
         return []
-    function = root.function
-    note = f"the loop runs the next step: {root.name} again"
-    return [WitnessStep(root_path, function.line, function.qualname, note)]
+    return [root_step(root, analysis, f"the loop runs the next step: {root.name} again")]
 
 
 def _stream_name(stream: str) -> str:
