@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from corpus import ENGINES, VERDICTS, Record, load_triage, review, toml_entry  # noqa: E402
+from corpus import ENGINES, REPO, VERDICTS, Record, load_triage, review, toml_entry  # noqa: E402
 from engine_trees import fetch_release  # noqa: E402
 from measure import check_tree  # noqa: E402
 
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         status = "LOST bug" if entry.reported else "MISSED bug known from review"
         print(f"{status} in {release}: {entry.code} {entry.function} [{entry.mode}]")
     if result.unreviewed:
-        where = engine.triage.relative_to(engine.triage.parents[2])
+        where = engine.triage.relative_to(REPO)
         print(f"\n{len(result.unreviewed)} unreviewed finding(s); add to {where}:\n")
         print("\n".join(toml_entry(r) for r in result.unreviewed))
     return 1 if result.lost or result.unreviewed else 0
