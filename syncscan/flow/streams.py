@@ -388,17 +388,24 @@ def join(facts: list[StreamFacts | None]) -> StreamFacts | None:
     live: dict[Key, tuple[Trace, frozenset[str]]] = {}
     exposed: dict[Key, tuple[Trace, frozenset[str]]] = {}
     hazards: dict[tuple, Hazard] = {}
+    seen_live: list[tuple] = []
+    seen_exposed: list[tuple] = []
     for state in states:
-        for key, trace, orders in state.live:
-            if key in live:
-                live[key] = (live[key][0], live[key][1] & orders)
-            else:
-                live[key] = (trace, orders)
-        for key, trace, agents in state.exposed:
-            if key in exposed:
-                exposed[key] = (exposed[key][0], exposed[key][1] & agents)
-            else:
-                exposed[key] = (trace, agents)
+        # Paths of one branch often share their facts: a tuple joined once is enough.
+        if not any(state.live is other for other in seen_live):
+            seen_live.append(state.live)
+            for key, trace, orders in state.live:
+                if key in live:
+                    live[key] = (live[key][0], live[key][1] & orders)
+                else:
+                    live[key] = (trace, orders)
+        if not any(state.exposed is other for other in seen_exposed):
+            seen_exposed.append(state.exposed)
+            for key, trace, agents in state.exposed:
+                if key in exposed:
+                    exposed[key] = (exposed[key][0], exposed[key][1] & agents)
+                else:
+                    exposed[key] = (trace, agents)
         for h in state.hazards:
             hazards.setdefault(h.key, h)
     streams = {s for state in states for s, _ in state.knows}
@@ -413,23 +420,15 @@ def join(facts: list[StreamFacts | None]) -> StreamFacts | None:
         found = [state.event(event) for state in states]
         agents = frozenset.intersection(*(f[1] if f else frozenset() for f in found))
         # A record covers an access only if every path that left it live recorded
-        # after it; the access is then shown by a path that did not.
-        covered: set[Key] = set()
-        for k in live:
-            stale = next(
-                (
-                    traces[k]
-                    for f, traces in zip(found, by_state, strict=True)
-                    if k in traces and (f is None or k not in f[0])
-                ),
-                None,
-            )
-            if stale is None:
-                covered.add(k)
-            else:
-                live[k] = (stale, live[k][1])
+        # after it; the access is then shown by the first path that did not.
+        stale: dict[Key, Trace] = {}
+        for f, traces in zip(found, by_state, strict=True):
+            for k in traces.keys() if f is None else traces.keys() - f[0]:
+                stale.setdefault(k, traces[k])
+        for k, trace in stale.items():
+            live[k] = (trace, live[k][1])
         recorder = next(f[2] for f in found if f is not None)
-        events[event] = (frozenset(covered), agents, recorder)
+        events[event] = (frozenset(live.keys() - stale.keys()), agents, recorder)
     return StreamFacts(
         first.current,
         tuple(sorted((k, t, o) for k, (t, o) in live.items())),

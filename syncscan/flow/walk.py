@@ -32,6 +32,7 @@ from syncscan.flow.state import (
 )
 from syncscan.flow.stream_effects import StreamEffects, current_of
 from syncscan.flow.streams import CURRENT
+from syncscan.flow.symbols import Renamer, symbolize
 from syncscan.flow.unbound import raising_fallthroughs
 from syncscan.index import ir
 from syncscan.index.summary import FunctionSummary
@@ -68,6 +69,28 @@ class Exit:
 
 
 Completion = tuple[WitnessStep, list[PathState]]  # where, and the states reaching it
+
+
+@dataclass(frozen=True)
+class CalleeWalk:
+    """A memoised callee walk: its outcomes, the completions met inside, the
+    functions active outside it whose recursion it cut, and whether it changed
+    nothing."""
+
+    outs: list[PathState]
+    inside: list[Completion]
+    cuts: frozenset[tuple[str, str | None]]
+    unchanged: bool
+
+    def renamed(self, renamer: Renamer) -> CalleeWalk:
+        return CalleeWalk(
+            [renamer.state(s) for s in self.outs],
+            [(where, [renamer.state(s) for s in states]) for where, states in self.inside],
+            self.cuts,
+            self.unchanged,
+        )
+
+
 YieldHook = Callable[[list[PathState]], tuple[list[PathState], list[Exit]]]
 
 
@@ -91,7 +114,10 @@ class Walker:
         self.vocab = vocabulary
         self.budget = budget
         self.work = 0
-        self._memo: dict[tuple, tuple[list[PathState], list]] = {}
+        self._memo: dict[tuple, CalleeWalk] = {}
+        # The callee walks under way, innermost last, each with the functions
+        # active outside it whose recursion it cut.
+        self._stack: list[tuple[tuple[str, str | None], set[tuple[str, str | None]]]] = []
         self._raising: dict[str, frozenset[int]] = {}
         self._calls: dict[int, tuple[ir.Expr, tuple[ir.Call, ...]]] = {}
         self._active: set[tuple[str, str | None]] = set()
@@ -145,7 +171,9 @@ class Walker:
         for stmt in stmts:
             if not states:
                 break
-            self.work += 1
+            # A statement costs more where the paths carry many live stream
+            # accesses (every join and call composes them): the budget counts it.
+            self.work += 1 + _stream_weight(states)
             if self.work > self.budget:
                 raise Incomplete(f"more than {self.budget} statement visits")
             states, more = self.statement(stmt, frame, states, depth, on_yield)
@@ -540,7 +568,9 @@ class Walker:
                 if method in vocab.names("host_wait_methods"):
                     if self.barriers_only:
                         return states  # one event or stream is not the whole device
-                    t = trace(f"host waits on {receiver_kind} {event}.{method}()")
+                    # The receiver as written: the witness names source text.
+                    text = ir.dotted(site.receiver) or f"<{receiver_kind}@{call.line}>"
+                    t = trace(f"host waits on {receiver_kind} {text}.{method}()")
                     if receiver_kind == "event":
                         return [s.on_wait(t, event) for s in states]
                     stream = self.streams.stream_of(site.receiver, frame) or CURRENT
@@ -759,6 +789,7 @@ class Walker:
             context = (callee.function.qualname, callee.self_class)
             if context in self._active:
                 results.extend(states)  # recursion: assume no effect
+                self._depend(frozenset({context}))
                 continue
             callee_frame = self.callee_frame(site, callee, frame)
             if callee_frame is None:
@@ -781,34 +812,76 @@ class Walker:
         test (those on its own `self` and the root's mode parameters) and
         whether a pinned write already happened. `compose` puts the caller's
         state back around the result, so unrelated facts do not multiply work.
+        The walk is made in symbolic names (symbols.py), so callers reaching
+        the function through other objects reuse it; a walk that met a
+        recursion cut of a function active outside it is kept under the real
+        names only, since it holds only while that function is active.
         """
         fn = frame.function
-        start = canonical(self._visible(state, frame))
-        key = (fn.qualname, frame.scope.self_class, frame.self_path, frame.params, start.key())
-        memo = self._memo.get(key)
-        if memo is None:
-            context = (fn.qualname, frame.scope.self_class)
-            self._active.add(context)
-            self._completion_stack.append([])
-            try:
-                fall, exits = self.run(frame, [start], depth + 1)
-            finally:
-                self._active.discard(context)
-                inside = self._completion_stack.pop()
-            # Its exits merge like any join: the caller sees outcomes, not returns.
-            memo = (merge(dedupe(fall + [e.state for e in exits if not e.outer])), inside)
-            self._memo[key] = memo
-        outs, inside = memo
-        if not inside and len(outs) == 1 and outs[0] == start:
+        self.work += _stream_weight([state])  # composing carries the caller's stream facts
+        visible = self._visible(state, frame)
+        start = canonical(visible)
+        symbols = symbolize(frame.self_path, frame.params)
+        real_key = (fn.qualname, frame.scope.self_class, frame.self_path, frame.params)
+        real_key += (start.key(),)
+        memo, renamer = self._memo.get(real_key), None
+        if memo is None and symbols is not None:
+            sym_start = symbols.assumptions(start)
+            sym_key = (fn.qualname, frame.scope.self_class, symbols.self_path, symbols.params)
+            sym_key += (sym_start.key(),)
+            memo, renamer = self._memo.get(sym_key), symbols.renamer()
+            if memo is None:
+                walk_frame = replace(frame, self_path=symbols.self_path, params=symbols.params)
+                memo = self._walk_callee(walk_frame, sym_start, depth)
+                if memo.cuts:
+                    memo, renamer = memo.renamed(renamer), None
+                    self._memo[real_key] = memo
+                else:
+                    self._memo[sym_key] = memo
+        elif memo is None:
+            memo = self._memo[real_key] = self._walk_callee(frame, start, depth)
+        self._depend(memo.cuts)
+        if memo.unchanged:
             return [state]  # the callee changed nothing this walk tracks
+        if renamer is not None:
+            memo = self._memo[real_key] = memo.renamed(renamer)
         known = start.assumptions
-        if inside:
+        if memo.inside:
             # Completions inside the callee, seen from this caller's state.
             sink = self._completion_sink()
-            for where, states in inside:
+            for where, states in memo.inside:
                 feasible = [s for s in states if consistent(state, s)]
                 sink.append((where, [compose(state, s, step, known) for s in feasible]))
-        return [compose(state, out, step, known) for out in outs if consistent(state, out)]
+        return [compose(state, out, step, known) for out in memo.outs if consistent(state, out)]
+
+    def _walk_callee(self, frame: Frame, start: PathState, depth: int) -> CalleeWalk:
+        fn = frame.function
+        context = (fn.qualname, frame.scope.self_class)
+        self._active.add(context)
+        self._stack.append((context, set()))
+        self._completion_stack.append([])
+        try:
+            fall, exits = self.run(frame, [start], depth + 1)
+        finally:
+            self._active.discard(context)
+            _, cuts = self._stack.pop()
+            inside = self._completion_stack.pop()
+        # Its exits merge like any join: the caller sees outcomes, not returns.
+        outs = merge(dedupe(fall + [e.state for e in exits if not e.outer]))
+        unchanged = not inside and len(outs) == 1 and outs[0] == start
+        return CalleeWalk(outs, inside, frozenset(cuts), unchanged)
+
+    def _depend(self, cuts: frozenset[tuple[str, str | None]]) -> None:
+        """The walks now under way above each cut function hold only while it is
+        active: they are memoised under real names."""
+        for cut in cuts:
+            if cut not in self._active:
+                continue
+            above = False
+            for context, dependent in self._stack:
+                if above:
+                    dependent.add(cut)
+                above = above or context == cut
 
     def _visible(self, state: PathState, frame: Frame) -> PathState:
         prefix = f"{frame.self_path}." if frame.self_path else None
@@ -841,6 +914,14 @@ def with_fall_through(exits: list[Exit], fall: list[PathState], frame: Frame) ->
         frame.relpath, fn.end_line, fn.qualname, frozenset(), True, "None", column
     )
     return [*exits, *(Exit(state, implicit) for state in fall)]
+
+
+STREAM_WEIGHT = 16  # live stream accesses that cost as much as one statement
+
+
+def _stream_weight(states: list[PathState]) -> int:
+    first = states[0].streams
+    return len(first.live) // STREAM_WEIGHT if first is not None else 0
 
 
 def _runs_once(iterable: ir.Expr | None) -> bool:

@@ -1,0 +1,185 @@
+"""Callee walks in their own terms, so one walk serves every caller that reaches
+the function through a differently named object.
+
+A callee's facts name memory, streams and modes by access paths in the root's
+terms (`self.worker.runner.attn.dense.req_to_token`). Walked under those names,
+a function reached through many wrapper objects is walked once per path. Here
+the paths a callee can see — its `self` and its parameters — are rewritten
+onto symbolic bases (`self.worker.$0.dense`): the base is the object holding
+them, the tail is kept. The walk is memoised under the symbolic names and its
+outcome renamed back for each caller.
+
+The rewrite keeps every property of a path the analysis reads: the `self.`
+prefix and the root attribute after it, whether a `[]` occurs, and every tail
+(a holder is found by cutting one attribute off a tail that always has one).
+Bases are chosen so that no two can name the same memory: paths that share a
+holder, or whose holders nest, share a base, and a path with no holder (the
+root object itself, a root parameter) keeps its name. When such a path would
+overlap a base, nothing is rewritten: the walk uses the real names.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from syncscan.flow.frames import ParamBinding
+from syncscan.flow.state import PathState
+from syncscan.flow.streams import StreamFacts
+
+MARK = "$"  # never part of a Python name: a string with it names a symbolic base
+ROOT = "self"  # the root object: constant across callers, never rewritten
+
+
+@dataclass(frozen=True)
+class Symbols:
+    """How one call's real paths map onto the symbolic names a callee is walked in."""
+
+    self_path: str | None
+    params: tuple[tuple[str, ParamBinding], ...]
+    bases: tuple[tuple[str, str], ...]  # (symbol, real base), in numbering order
+
+    def to_symbolic(self, text: str) -> str:
+        """A real path (or a key starting with one) in the symbolic terms."""
+        for symbol, base in self.bases:
+            if _within(text, base):
+                return symbol + text[len(base) :]
+        return text
+
+    def assumptions(self, state: PathState) -> PathState:
+        """`state` with its assumptions' keys in the symbolic terms."""
+        kept = tuple(sorted((self.to_symbolic(k), v) for k, v in state.assumptions))
+        return state if kept == state.assumptions else state.but(assumptions=kept)
+
+    def renamer(self) -> Renamer:
+        return Renamer(self.bases)
+
+
+def symbolize(
+    self_path: str | None, params: tuple[tuple[str, ParamBinding], ...]
+) -> Symbols | None:
+    """The symbolic names for a callee's `self` and parameters; None when a
+    rewrite could confuse two memories (then the walk keeps the real names)."""
+    paths = [p for p in (self_path, *(b.path for _, b in params)) if p is not None]
+    holders: list[str] = []
+    anchors: list[str] = []
+    for path in paths:
+        holder = _holder(path)
+        if holder is None or not holder.startswith(ROOT + "."):
+            anchors.append(path)
+        elif holder not in holders:
+            holders.append(holder)
+    if not holders:
+        return None
+    # Nested holders share the outer one's base.
+    bases = [h for h in holders if not any(o != h and _within(h, o) for o in holders)]
+    for anchor in anchors:
+        if any(_within(anchor, b) or _within(b, anchor) for b in bases):
+            return None
+    named = tuple((_symbol(base, n), base) for n, base in enumerate(bases))
+    symbols = Symbols(None, (), named)
+    return Symbols(
+        symbols.to_symbolic(self_path) if self_path is not None else None,
+        tuple(
+            (name, replace(b, path=symbols.to_symbolic(b.path)) if b.path else b)
+            for name, b in params
+        ),
+        named,
+    )
+
+
+def _holder(path: str) -> str | None:
+    """The object whose attribute `path` is: `self.a` for `self.a.b[]`."""
+    while path.endswith("[]"):
+        path = path[:-2]
+    holder, dot, _ = path.rpartition(".")
+    return holder if dot else None
+
+
+def _within(text: str, base: str) -> bool:
+    """`text` is `base` or a path (or key) under it."""
+    return text.startswith(base) and (len(text) == len(base) or text[len(base)] in ".[ ")
+
+
+def _symbol(base: str, number: int) -> str:
+    """`self.<root attribute>.$N`, with `[]` when the base has one past that
+    attribute (so `"[]" in path` reads the same)."""
+    first = base.split(".")[1]
+    rest = base[len(ROOT) + 1 + len(first) :]
+    return f"{ROOT}.{first}.{MARK}{number}" + ("[]" if "[]" in rest else "")
+
+
+class Renamer:
+    """Puts a callee's outcome, walked in symbolic names, back in its caller's.
+
+    Only the names a state holds are renamed; witness traces carry source
+    text, never an access path, so they are shared as they are."""
+
+    def __init__(self, bases: tuple[tuple[str, str], ...]) -> None:
+        self._pattern, self._real = _pattern(bases)
+
+    def text(self, value: str) -> str:
+        if MARK not in value:
+            return value
+        return self._pattern.sub(lambda m: self._real[m.group(0)], value)
+
+    def names(self, values: frozenset[str]) -> frozenset[str]:
+        return frozenset(self.text(v) for v in values)
+
+    def state(self, state: PathState) -> PathState:
+        t, names = self.text, self.names
+        assumptions = tuple(sorted((t(k), v) for k, v in state.assumptions))
+        return state.but(
+            assumptions=assumptions,
+            alternatives=tuple(
+                sorted(tuple(sorted((t(k), v) for k, v in m)) for m in state.alternatives)
+            ),
+            written=names(state.written),
+            pending=tuple(sorted((t(b), k, trace) for b, k, trace in state.pending)),
+            events=tuple(sorted((t(e), names(c)) for e, c in state.events)),
+            exposed=tuple((t(b), trace, names(keys)) for b, trace, keys in state.exposed),
+            waited=names(state.waited),
+            races=tuple((t(b), w, a) for b, w, a in state.races),
+            reloaded=names(state.reloaded),
+            recorded=names(state.recorded),
+            streams=self.streams(state.streams) if state.streams is not None else None,
+        )
+
+    def streams(self, facts: StreamFacts) -> StreamFacts:
+        t, names = self.text, self.names
+
+        def key(k: tuple[str, str, str]) -> tuple[str, str, str]:
+            return (t(k[0]), k[1], t(k[2]))
+
+        return StreamFacts(
+            t(facts.current),
+            tuple(sorted((key(k), trace, names(o)) for k, trace, o in facts.live)),
+            tuple(
+                sorted(
+                    (t(e), frozenset(key(k) for k in c), names(a), t(s))
+                    for e, c, a, s in facts.events
+                )
+            ),
+            tuple(sorted((t(s), names(a)) for s, a in facts.knows)),
+            tuple((key(k), trace, names(a)) for k, trace, a in facts.exposed),
+            frozenset((t(w), t(x), kind) for w, x, kind in facts.waits),
+            tuple(
+                replace(
+                    h,
+                    memory=t(h.memory),
+                    first_stream=t(h.first_stream),
+                    second_stream=t(h.second_stream),
+                )
+                for h in facts.hazards
+            ),
+        )
+
+
+@lru_cache(maxsize=4096)
+def _pattern(bases: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str], dict[str, str]]:
+    """One pass over a string replaces every symbol at once (longest first, so
+    `$1` never matches inside `$10`)."""
+    real = dict(bases)
+    ordered = sorted(real, key=len, reverse=True)
+    return re.compile("|".join(re.escape(s) for s in ordered)), real
