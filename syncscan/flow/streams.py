@@ -388,24 +388,11 @@ def join(facts: list[StreamFacts | None]) -> StreamFacts | None:
     live: dict[Key, tuple[Trace, frozenset[str]]] = {}
     exposed: dict[Key, tuple[Trace, frozenset[str]]] = {}
     hazards: dict[tuple, Hazard] = {}
-    seen_live: list[tuple] = []
-    seen_exposed: list[tuple] = []
+    met_live: list[tuple] = []
+    met_exposed: list[tuple] = []
     for state in states:
-        # Paths of one branch often share their facts: a tuple joined once is enough.
-        if not any(state.live is other for other in seen_live):
-            seen_live.append(state.live)
-            for key, trace, orders in state.live:
-                if key in live:
-                    live[key] = (live[key][0], live[key][1] & orders)
-                else:
-                    live[key] = (trace, orders)
-        if not any(state.exposed is other for other in seen_exposed):
-            seen_exposed.append(state.exposed)
-            for key, trace, agents in state.exposed:
-                if key in exposed:
-                    exposed[key] = (exposed[key][0], exposed[key][1] & agents)
-                else:
-                    exposed[key] = (trace, agents)
+        _meet(live, state.live, met_live)
+        _meet(exposed, state.exposed, met_exposed)
         for h in state.hazards:
             hazards.setdefault(h.key, h)
     streams = {s for state in states for s, _ in state.knows}
@@ -438,6 +425,20 @@ def join(facts: list[StreamFacts | None]) -> StreamFacts | None:
         frozenset().union(*(s.waits for s in states)),
         tuple(hazards.values()),
     )
+
+
+def _meet(
+    into: dict[Key, tuple[Trace, frozenset[str]]],
+    entries: tuple[tuple[Key, Trace, frozenset[str]], ...],
+    met: list[tuple],
+) -> None:
+    """Join one path's entries into `into`: the first trace, and the streams
+    (agents) every path has. Paths of one branch often share a tuple: once is enough."""
+    if any(entries is other for other in met):
+        return
+    met.append(entries)
+    for key, trace, known in entries:
+        into[key] = (into[key][0], into[key][1] & known) if key in into else (trace, known)
 
 
 def next_step_hazards(end: StreamFacts | None, following: StreamFacts | None) -> list[Hazard]:
