@@ -372,7 +372,7 @@ class BufferOracle:
             )
         if isinstance(expr, ir.Name) and (binding := frame.param(expr.id)) is not None:
             # A helper's parameter: the argument's path names its holder.
-            return _holder_of_path(binding.path) if binding.path else None
+            return holder_of_path(binding.path) if binding.path else None
         if isinstance(expr, ir.Name) and expr.id != "self":
             return self._through_locals(expr.id, frame, depth, self._holder)
         if isinstance(expr, ir.Attr):
@@ -393,7 +393,7 @@ class BufferOracle:
     # ------------------------------------------------------------------ calls
 
 
-def _holder_of_path(path: str) -> str | None:
+def holder_of_path(path: str) -> str | None:
     """`self.batch` for `self.batch.temps[]`: the object whose attribute it is."""
     while path.endswith("[]"):
         path = path.removesuffix("[]")

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from syncscan.flow.buffers import holder_of_path
 from syncscan.flow.frames import ParamBinding
 from syncscan.flow.state import PathState
 from syncscan.flow.streams import StreamFacts
@@ -40,16 +41,9 @@ class Symbols:
     params: tuple[tuple[str, ParamBinding], ...]
     bases: tuple[tuple[str, str], ...]  # (symbol, real base), in numbering order
 
-    def to_symbolic(self, text: str) -> str:
-        """A real path (or a key starting with one) in the symbolic terms."""
-        for symbol, base in self.bases:
-            if _within(text, base):
-                return symbol + text[len(base) :]
-        return text
-
     def assumptions(self, state: PathState) -> PathState:
         """`state` with its assumptions' keys in the symbolic terms."""
-        kept = tuple(sorted((self.to_symbolic(k), v) for k, v in state.assumptions))
+        kept = tuple(sorted((_rebased(k, self.bases), v) for k, v in state.assumptions))
         return state if kept == state.assumptions else state.but(assumptions=kept)
 
     def renamer(self) -> Renamer:
@@ -65,7 +59,7 @@ def symbolize(
     holders: list[str] = []
     anchors: list[str] = []
     for path in paths:
-        holder = _holder(path)
+        holder = holder_of_path(path)
         if holder is None or not holder.startswith(ROOT + "."):
             anchors.append(path)
         elif holder not in holders:
@@ -78,23 +72,21 @@ def symbolize(
         if any(_within(anchor, b) or _within(b, anchor) for b in bases):
             return None
     named = tuple((_symbol(base, n), base) for n, base in enumerate(bases))
-    symbols = Symbols(None, (), named)
     return Symbols(
-        symbols.to_symbolic(self_path) if self_path is not None else None,
+        _rebased(self_path, named) if self_path is not None else None,
         tuple(
-            (name, replace(b, path=symbols.to_symbolic(b.path)) if b.path else b)
-            for name, b in params
+            (name, replace(b, path=_rebased(b.path, named)) if b.path else b) for name, b in params
         ),
         named,
     )
 
 
-def _holder(path: str) -> str | None:
-    """The object whose attribute `path` is: `self.a` for `self.a.b[]`."""
-    while path.endswith("[]"):
-        path = path[:-2]
-    holder, dot, _ = path.rpartition(".")
-    return holder if dot else None
+def _rebased(text: str, bases: tuple[tuple[str, str], ...]) -> str:
+    """A real path (or a key starting with one) in the symbolic terms."""
+    for symbol, base in bases:
+        if _within(text, base):
+            return symbol + text[len(base) :]
+    return text
 
 
 def _within(text: str, base: str) -> bool:

@@ -115,12 +115,11 @@ class Walker:
         self.budget = budget
         self.work = 0
         self._memo: dict[tuple, CalleeWalk] = {}
-        # The callee walks under way, innermost last, each with the functions
-        # active outside it whose recursion it cut.
-        self._stack: list[tuple[tuple[str, str | None], set[tuple[str, str | None]]]] = []
+        # The callee walks under way (the functions active), innermost last, each
+        # with the functions active outside it whose recursion it cut.
+        self._active: dict[tuple[str, str | None], set[tuple[str, str | None]]] = {}
         self._raising: dict[str, frozenset[int]] = {}
         self._calls: dict[int, tuple[ir.Expr, tuple[ir.Call, ...]]] = {}
-        self._active: set[tuple[str, str | None]] = set()
         self._event_types = vocabulary.names("event_types")
         self._stream_types = vocabulary.names("stream_types")
         # Quiescence walks (barriers_only) ask nothing of the streams.
@@ -857,14 +856,12 @@ class Walker:
     def _walk_callee(self, frame: Frame, start: PathState, depth: int) -> CalleeWalk:
         fn = frame.function
         context = (fn.qualname, frame.scope.self_class)
-        self._active.add(context)
-        self._stack.append((context, set()))
+        self._active[context] = set()
         self._completion_stack.append([])
         try:
             fall, exits = self.run(frame, [start], depth + 1)
         finally:
-            self._active.discard(context)
-            _, cuts = self._stack.pop()
+            cuts = self._active.pop(context)
             inside = self._completion_stack.pop()
         # Its exits merge like any join: the caller sees outcomes, not returns.
         outs = merge(dedupe(fall + [e.state for e in exits if not e.outer]))
@@ -878,7 +875,7 @@ class Walker:
             if cut not in self._active:
                 continue
             above = False
-            for context, dependent in self._stack:
+            for context, dependent in self._active.items():
                 if above:
                     dependent.add(cut)
                 above = above or context == cut
@@ -920,6 +917,7 @@ STREAM_WEIGHT = 16  # live stream accesses that cost as much as one statement
 
 
 def _stream_weight(states: list[PathState]) -> int:
+    """Paths at one program point share most stream facts: the first stands for all."""
     first = states[0].streams
     return len(first.live) // STREAM_WEIGHT if first is not None else 0
 
