@@ -347,7 +347,9 @@ class BufferOracle:
         if receiver is None:
             return None
         for function, module, self_class in self._callees(call, frame.scope):
-            inner = Frame(Scope(module, function, self_class), receiver, (), frozenset(), "")
+            inner = Frame(
+                Scope(module, function, self_class), receiver, (), frozenset(), "", frame.anchors
+            )
             for value in _returned_values(function.body):
                 holder = self._pool_holder(value, inner, depth + 1)
                 if holder is not None:

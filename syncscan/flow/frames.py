@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from syncscan.flow.identity import Anchors
 from syncscan.index.summary import FunctionSummary
 from syncscan.resolve.types import Scope
 
@@ -51,6 +52,7 @@ class Frame:
     params: tuple[tuple[str, ParamBinding], ...]
     mode_params: frozenset[str]  # root parameters that are mode predicates
     relpath: str
+    anchors: Anchors = ()  # what paths start from, with their classes (identity.py)
 
     @property
     def function(self) -> FunctionSummary:

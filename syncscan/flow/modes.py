@@ -274,7 +274,7 @@ class ModeOracle:
         if found is None:
             return None
         test, scope = found
-        inner = Frame(scope, holder, (), frame.mode_params, frame.relpath)
+        inner = Frame(scope, holder, (), frame.mode_params, frame.relpath, frame.anchors)
         return Correlated(test, True, inner)
 
     def _set_condition(

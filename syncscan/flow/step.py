@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from syncscan.flow.identity import root_anchors
 from syncscan.flow.keys import assigned_key, entry_path
 from syncscan.flow.modes import is_per_step
 from syncscan.flow.state import (
@@ -186,8 +187,9 @@ class StepAnalyzer:
         The states reaching one `return None` continue together, so the
         walker's joins merge them as they do inside any function.
         """
+        anchors = root_anchors(root.self_class)
         frame = self.walker.frame_for(
-            root.function, root.self_class, "self", (), root.function.flag_params
+            root.function, root.self_class, "self", (), root.function.flag_params, anchors
         )
         assert frame is not None
         fall, exits = self.walker.run(frame, [PathState()])
@@ -205,7 +207,9 @@ class StepAnalyzer:
                 finals.append((exit_.state, (exit_.ret,)))
         for ret, states in continuing.items():
             for method in continuations:
-                cont = self.walker.frame_for(method, root.self_class, "self", (), frozenset())
+                cont = self.walker.frame_for(
+                    method, root.self_class, "self", (), frozenset(), anchors
+                )
                 assert cont is not None
                 c_fall, c_exits = self.walker.run(cont, states)
                 for e in with_fall_through(c_exits, c_fall, cont):

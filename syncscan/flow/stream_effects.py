@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 
 from syncscan.flow.buffers import BufferOracle
 from syncscan.flow.frames import Frame
+from syncscan.flow.identity import ObjectNames
 from syncscan.flow.state import PathState, Trace, WitnessStep
 from syncscan.flow.streams import CURRENT, DEFAULT, StreamFacts
 from syncscan.index import ir
@@ -27,11 +28,13 @@ class StreamEffects:
         self,
         resolver: CallResolver,
         buffers: BufferOracle,
+        names: ObjectNames,
         vocab: Vocabulary,
         enabled: bool = True,
     ) -> None:
         self.resolver = resolver
         self.buffers = buffers
+        self.names = names
         self.vocab = vocab
         self.enabled = enabled  # off: every question is answered "nothing happens"
         self._wait_stream = vocab.names("stream_wait_methods")
@@ -120,7 +123,7 @@ class StreamEffects:
                 # cannot be told apart from here.
                 return None
             path, indexed = path[:-2], indexed - 1
-        return path if "." in path else None
+        return self.names.canonical(path, frame.anchors) if "." in path else None
 
     def split_comparison(
         self, test: ir.Expr, frame: Frame, states: list[PathState]

@@ -21,13 +21,15 @@ overlap a base, nothing is rewritten: the walk uses the real names.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from syncscan.flow.buffers import holder_of_path
 from syncscan.flow.frames import ParamBinding
+from syncscan.flow.identity import Anchors, within
 from syncscan.flow.state import PathState
-from syncscan.flow.streams import StreamFacts
+from syncscan.flow.streams import Key, Live, StreamFacts, Trace
 
 MARK = "$"  # never part of a Python name: a string with it names a symbolic base
 ROOT = "self"  # the root object: constant across callers, never rewritten
@@ -40,21 +42,25 @@ class Symbols:
     self_path: str | None
     params: tuple[tuple[str, ParamBinding], ...]
     bases: tuple[tuple[str, str], ...]  # (symbol, real base), in numbering order
+    anchors: Anchors = ()  # the symbolic bases and the objects above them, with classes
 
     def assumptions(self, state: PathState) -> PathState:
         """`state` with its assumptions' keys in the symbolic terms."""
         kept = tuple(sorted((_rebased(k, self.bases), v) for k, v in state.assumptions))
         return state if kept == state.assumptions else state.but(assumptions=kept)
 
-    def renamer(self) -> Renamer:
-        return Renamer(self.bases)
+    def renamer(self, memory: Callable[[str], str] = str) -> Renamer:
+        return Renamer(self.bases, memory)
 
 
 def symbolize(
-    self_path: str | None, params: tuple[tuple[str, ParamBinding], ...]
+    self_path: str | None,
+    params: tuple[tuple[str, ParamBinding], ...],
+    chain: Callable[[str], Anchors | None] = lambda _: None,
 ) -> Symbols | None:
     """The symbolic names for a callee's `self` and parameters; None when a
-    rewrite could confuse two memories (then the walk keeps the real names)."""
+    rewrite could confuse two memories (then the walk keeps the real names).
+    `chain` gives a real path's objects and their classes (identity.py)."""
     paths = [p for p in (self_path, *(b.path for _, b in params)) if p is not None]
     holders: list[str] = []
     anchors: list[str] = []
@@ -67,31 +73,35 @@ def symbolize(
     if not holders:
         return None
     # Nested holders share the outer one's base.
-    bases = [h for h in holders if not any(o != h and _within(h, o) for o in holders)]
+    bases = [h for h in holders if not any(o != h and within(h, o) for o in holders)]
     for anchor in anchors:
-        if any(_within(anchor, b) or _within(b, anchor) for b in bases):
+        if any(within(anchor, b) or within(b, anchor) for b in bases):
             return None
     named = tuple((_symbol(base, n), base) for n, base in enumerate(bases))
+    anchors: set[tuple[str, frozenset[str]]] = set()
+    for symbol, base in named:
+        found = chain(base)
+        if found and found[-1][1]:
+            # The objects above the base that the symbol's text still names:
+            # the root and its attribute (a symbol never names another symbol).
+            anchors |= {a for a in found[:-1] if MARK not in a[0] and within(symbol, a[0])}
+            anchors.add((symbol, found[-1][1]))
     return Symbols(
         _rebased(self_path, named) if self_path is not None else None,
         tuple(
             (name, replace(b, path=_rebased(b.path, named)) if b.path else b) for name, b in params
         ),
         named,
+        tuple(sorted(anchors, key=lambda a: (len(a[0]), a[0]))),
     )
 
 
 def _rebased(text: str, bases: tuple[tuple[str, str], ...]) -> str:
     """A real path (or a key starting with one) in the symbolic terms."""
     for symbol, base in bases:
-        if _within(text, base):
+        if within(text, base):
             return symbol + text[len(base) :]
     return text
-
-
-def _within(text: str, base: str) -> bool:
-    """`text` is `base` or a path (or key) under it."""
-    return text.startswith(base) and (len(text) == len(base) or text[len(base)] in ".[ ")
 
 
 def _symbol(base: str, number: int) -> str:
@@ -108,8 +118,11 @@ class Renamer:
     Only the names a state holds are renamed; witness traces carry source
     text, never an access path, so they are shared as they are."""
 
-    def __init__(self, bases: tuple[tuple[str, str], ...]) -> None:
+    def __init__(
+        self, bases: tuple[tuple[str, str], ...], memory: Callable[[str], str] = str
+    ) -> None:
         self._pattern, self._real = _pattern(bases)
+        self._memory = memory  # a renamed memory's one name (identity.py)
 
     def text(self, value: str) -> str:
         if MARK not in value:
@@ -142,11 +155,12 @@ class Renamer:
         t, names = self.text, self.names
 
         def key(k: tuple[str, str, str]) -> tuple[str, str, str]:
-            return (t(k[0]), k[1], t(k[2]))
+            memory = t(k[0])
+            return (self._memory(memory) if memory != k[0] else memory, k[1], t(k[2]))
 
         return StreamFacts(
             t(facts.current),
-            tuple(sorted((key(k), trace, names(o)) for k, trace, o in facts.live)),
+            _one_per_key((key(k), trace, names(o)) for k, trace, o in facts.live),
             tuple(
                 sorted(
                     (t(e), frozenset(key(k) for k in c), names(a), t(s))
@@ -154,18 +168,35 @@ class Renamer:
                 )
             ),
             tuple(sorted((t(s), names(a)) for s, a in facts.knows)),
-            tuple((key(k), trace, names(a)) for k, trace, a in facts.exposed),
+            _first_per_key((key(k), trace, names(a)) for k, trace, a in facts.exposed),
             frozenset((t(w), t(x), kind) for w, x, kind in facts.waits),
             tuple(
                 replace(
                     h,
-                    memory=t(h.memory),
+                    memory=self._memory(t(h.memory)),
                     first_stream=t(h.first_stream),
                     second_stream=t(h.second_stream),
                 )
                 for h in facts.hazards
             ),
         )
+
+
+def _one_per_key(entries: Iterable[Live]) -> tuple[Live, ...]:
+    """Live accesses whose memories got one name: one entry, ordered only
+    where both were (the first trace stands for them)."""
+    kept: dict[Key, tuple[Trace, frozenset[str]]] = {}
+    for key, trace, orders in entries:
+        kept[key] = (kept[key][0], kept[key][1] & orders) if key in kept else (trace, orders)
+    return tuple(sorted((k, t, o) for k, (t, o) in kept.items()))
+
+
+def _first_per_key(entries: Iterable[Live]) -> tuple[Live, ...]:
+    """First accesses whose memories got one name: the first one stands."""
+    kept: dict[Key, tuple[Trace, frozenset[str]]] = {}
+    for key, trace, agents in entries:
+        kept.setdefault(key, (trace, agents))
+    return tuple((k, t, a) for k, (t, a) in kept.items())
 
 
 @lru_cache(maxsize=4096)

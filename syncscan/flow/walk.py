@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 from syncscan.flow.buffers import BufferOracle, moves_to_device, non_blocking
 from syncscan.flow.frames import Frame, ParamBinding
+from syncscan.flow.identity import Anchors, ObjectNames
 from syncscan.flow.keys import assigned_key
 from syncscan.flow.modes import ModeOracle
 from syncscan.flow.state import (
@@ -123,7 +125,10 @@ class Walker:
         self._event_types = vocabulary.names("event_types")
         self._stream_types = vocabulary.names("stream_types")
         # Quiescence walks (barriers_only) ask nothing of the streams.
-        self.streams = StreamEffects(resolver, buffers, vocabulary, enabled=not barriers_only)
+        self.names = ObjectNames(program, types)
+        self.streams = StreamEffects(
+            resolver, buffers, self.names, vocabulary, enabled=not barriers_only
+        )
         # Quiescence questions count only full-device barriers as waits, and
         # collect the completion calls (future.set_result) they meet.
         self.barriers_only = barriers_only
@@ -139,6 +144,7 @@ class Walker:
         self_path: str | None,
         params: tuple[tuple[str, ParamBinding], ...] = (),
         mode_params: frozenset[str] = frozenset(),
+        anchors: Anchors = (),
     ) -> Frame | None:
         module = self.program.module_of(function.qualname)
         if module is None:
@@ -149,6 +155,7 @@ class Walker:
             params,
             mode_params,
             self.program.project.relpath(module.path),
+            anchors,
         )
 
     def run(
@@ -744,12 +751,16 @@ class Walker:
             self_path = None
         elif site.receiver is not None:
             self_path = self.buffers.access_path(site.receiver, frame)
+            if self_path is not None:
+                self_path = self.names.canonical(self_path, frame.anchors)
         else:
             self_path = None
         params = self.bind_params(
             site.call, callee.function, frame, skip_self=callee.self_class is not None
         )
-        return self.frame_for(callee.function, callee.self_class, self_path, params)
+        return self.frame_for(
+            callee.function, callee.self_class, self_path, params, anchors=frame.anchors
+        )
 
     def bind_params(
         self, call: ir.Call, function: FunctionSummary, frame: Frame, skip_self: bool
@@ -820,17 +831,27 @@ class Walker:
         self.work += _stream_weight([state])  # composing carries the caller's stream facts
         visible = self._visible(state, frame)
         start = canonical(visible)
-        symbols = symbolize(frame.self_path, frame.params)
+        symbols = symbolize(
+            frame.self_path, frame.params, partial(self.names.chain, anchors=frame.anchors)
+        )
         real_key = (fn.qualname, frame.scope.self_class, frame.self_path, frame.params)
+        real_key += (frame.anchors,)
         real_key += (start.key(),)
         memo, renamer = self._memo.get(real_key), None
         if memo is None and symbols is not None:
             sym_start = symbols.assumptions(start)
             sym_key = (fn.qualname, frame.scope.self_class, symbols.self_path, symbols.params)
+            sym_key += (symbols.anchors,)
             sym_key += (sym_start.key(),)
-            memo, renamer = self._memo.get(sym_key), symbols.renamer()
+            one_name = partial(self.names.canonical, anchors=frame.anchors)
+            memo, renamer = self._memo.get(sym_key), symbols.renamer(one_name)
             if memo is None:
-                walk_frame = replace(frame, self_path=symbols.self_path, params=symbols.params)
+                walk_frame = replace(
+                    frame,
+                    self_path=symbols.self_path,
+                    params=symbols.params,
+                    anchors=symbols.anchors,
+                )
                 memo = self._walk_callee(walk_frame, sym_start, depth)
                 if memo.cuts:
                     memo, renamer = memo.renamed(renamer), None
