@@ -104,6 +104,33 @@ def test_an_edge_made_inside_a_helper_orders_the_callers_accesses(tmp_path: Path
     assert hazards(tmp_path, body) == []
 
 
+def test_a_helper_returning_the_current_stream_names_it(tmp_path: Path) -> None:
+    """`get_current_stream_fast()` is the project's own name for the current
+    stream: the comparison with the side stream is decided, so the wait under
+    it orders the forward's read after the side stream's write; the helper's
+    look-alike returning the side stream orders nothing."""
+    body = """
+    def _current(self):
+        return torch.get_device_module().current_stream(0)
+
+    def _side(self):
+        return self.side
+
+    def execute_model(self, new):
+        with torch.cuda.stream(self.side):
+            self.tables.copy_(new, non_blocking=True)
+        now = self.{helper}()
+        if now != self.side:
+            now.wait_stream(self.side)
+        self.forward()
+        torch.cuda.synchronize()
+"""
+    assert hazards(tmp_path / "current", body.format(helper="_current")) == []
+    assert [f for f, _ in hazards(tmp_path / "side", body.format(helper="_side"))] == [
+        "eng.Runner.forward"
+    ]
+
+
 def test_wait_stream_is_transitive(tmp_path: Path) -> None:
     """current waits for side2, which waited for side after side's write."""
     body = """

@@ -208,7 +208,7 @@ class BufferOracle:
                 inner = Scope(module, function, self_class)
                 fact = _strongest(
                     self._provenance(value, inner, None, 1)
-                    for value in _returned_values(function.body)
+                    for value in returned_values(function.body)
                 )
             finally:
                 self._return_chain -= 1
@@ -350,7 +350,7 @@ class BufferOracle:
             inner = Frame(
                 Scope(module, function, self_class), receiver, (), frozenset(), "", frame.anchors
             )
-            for value in _returned_values(function.body):
+            for value in returned_values(function.body):
                 holder = self._pool_holder(value, inner, depth + 1)
                 if holder is not None:
                     return holder
@@ -430,13 +430,13 @@ def _provably_false(expr: ir.Expr) -> bool:
     return isinstance(expr, ir.Const) and not expr.value
 
 
-def _returned_values(stmts: tuple[ir.Stmt, ...]):
+def returned_values(stmts: tuple[ir.Stmt, ...]):
     """The values of a function's `return` statements (not those of nested defs)."""
     for stmt in stmts:
         if isinstance(stmt, ir.Return) and stmt.value is not None:
             yield stmt.value
         for child in ir.child_blocks(stmt):
-            yield from _returned_values(child)
+            yield from returned_values(child)
 
 
 def _device_kw(call: ir.Call, vocab: Vocabulary) -> bool | None:

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from syncscan.flow.buffers import BufferOracle
+from syncscan.flow.buffers import BufferOracle, returned_values
 from syncscan.flow.frames import Frame
 from syncscan.flow.identity import ObjectNames
 from syncscan.flow.state import PathState, Trace, WitnessStep
 from syncscan.flow.streams import CURRENT, DEFAULT, StreamFacts
 from syncscan.index import ir
 from syncscan.packs import Vocabulary
-from syncscan.resolve.calls import CallResolver, CallSite
+from syncscan.resolve.calls import Callee, CallResolver, CallSite
+from syncscan.resolve.types import Scope
 
 
 class StreamEffects:
@@ -45,6 +46,7 @@ class StreamEffects:
         self._contexts = vocab.names("stream_contexts")
         self._context_methods = vocab.names("stream_context_methods")
         self._op_prefixes = tuple(vocab.names("stream_op_prefixes"))
+        self._current_helpers: dict[str, bool] = {}
         # Methods whose device work reads their receiver: copies out of it, launches.
         self._reads_receiver = vocab.names("copy_methods") | vocab.names("launch_methods")
         self._inplace = vocab.names("device_work_methods") | vocab.names("inplace_write_methods")
@@ -104,7 +106,27 @@ class StreamEffects:
             return CURRENT
         if names & self._default_functions:
             return DEFAULT
+        if site.callees and all(self._returns_current(c, frame) for c in site.callees):
+            return CURRENT
         return None
+
+    def _returns_current(self, callee: Callee, frame: Frame) -> bool:
+        """A project helper every `return` of which is the current stream
+        (`return torch.get_device_module().current_stream(i)`): the engine's
+        own name for it, found without a pack entry."""
+        qualname = callee.function.qualname
+        if qualname not in self._current_helpers:
+            self._current_helpers[qualname] = False  # recursion guard
+            module = self.buffers.program.module_of(qualname)
+            if module is not None:
+                scope = Scope(module, callee.function, callee.self_class)
+                inner = Frame(scope, "", (), frozenset(), frame.relpath)
+                values = list(returned_values(callee.function.body))
+                self._current_helpers[qualname] = bool(values) and all(
+                    isinstance(v, ir.Call) and self._named_by_call(v, inner) == CURRENT
+                    for v in values
+                )
+        return self._current_helpers[qualname]
 
     def memory_of(self, expr: ir.Expr, frame: Frame, store: bool = False) -> str | None:
         """Device memory an argument names: its attribute path, slices and views
