@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 
+from syncscan.flow.attributes import SelfAttributes, relevant
 from syncscan.flow.buffers import BufferOracle, moves_to_device, non_blocking
 from syncscan.flow.frames import Frame, ParamBinding
 from syncscan.flow.identity import Anchors, ObjectNames
@@ -117,6 +118,7 @@ class Walker:
         self.budget = budget
         self.work = 0
         self._memo: dict[tuple, CalleeWalk] = {}
+        self._self_attributes = SelfAttributes(program)
         # The callee walks under way (the functions active), innermost last, each
         # with the functions active outside it whose recursion it cut.
         self._active: dict[tuple[str, str | None], set[tuple[str, str | None]]] = {}
@@ -902,11 +904,15 @@ class Walker:
                 above = above or context == cut
 
     def _visible(self, state: PathState, frame: Frame) -> PathState:
+        """The assumptions a callee could test: the root's mode parameters and
+        those on the attributes of its `self` its class's code reaches."""
         prefix = f"{frame.self_path}." if frame.self_path else None
+        names = self._self_attributes.of(frame.scope.self_class) if frame.scope.self_class else None
         kept = tuple(
             (k, v)
             for k, v in state.assumptions
-            if k in self.modes.root_mode_params or (prefix is not None and k.startswith(prefix))
+            if k in self.modes.root_mode_params
+            or (prefix is not None and k.startswith(prefix) and relevant(k, prefix, names))
         )
         return state if kept == state.assumptions else state.but(assumptions=kept)
 

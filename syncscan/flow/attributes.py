@@ -1,0 +1,90 @@
+"""The attributes of `self` a class's code can reach, so a callee is walked only
+from the assumptions it could test.
+
+A callee is memoised per start state, and the start holds the assumptions on
+its `self` path. Where several objects share one path (wrapper backends cut to
+one name, identity.py) or one object carries many modes, a callee would be
+walked once per combination of assumptions it never reads. A method reaches
+`self`'s state only through `self.<attr>` in the methods of its class's MRO
+(`self.m()` dispatches there); where `self` itself escapes — passed to a call,
+stored, returned — anything may read it, and every assumption stays.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from syncscan.index import ir
+from syncscan.resolve.program import Program
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+class SelfAttributes:
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self._cache: dict[str, frozenset[str] | None] = {}
+
+    def of(self, class_qualname: str) -> frozenset[str] | None:
+        """Names read or written as `self.<name>` by the class's MRO; None
+        where `self` escapes (or the class is unknown): any attribute may be read."""
+        if class_qualname not in self._cache:
+            self._cache[class_qualname] = self._collect(class_qualname)
+        return self._cache[class_qualname]
+
+    def _collect(self, class_qualname: str) -> frozenset[str] | None:
+        classes = self.program.mro(class_qualname)
+        if not classes:
+            return None
+        names: set[str] = set()
+        for cls in classes:
+            for method in cls.methods.values():
+                for expr in _expressions(method.body):
+                    bases: set[int] = set()
+                    for node in ir.walk(expr):
+                        if isinstance(node, ir.Attr) and _is_self(node.base):
+                            names.add(node.attr)
+                            bases.add(id(node.base))
+                        elif _is_self(node) and id(node) not in bases:
+                            return None  # `self` itself is passed on
+        return frozenset(names)
+
+
+def relevant(key: str, prefix: str, names: frozenset[str] | None) -> bool:
+    """Whether an assumption `key` under `prefix` (`<self path>.`) names one of
+    `names` (None: all do)."""
+    if names is None:
+        return True
+    found = _NAME.match(key, len(prefix))
+    return found is not None and found.group(0) in names
+
+
+def _is_self(expr: ir.Expr) -> bool:
+    return isinstance(expr, ir.Name) and expr.id == "self"
+
+
+def _expressions(stmts: tuple[ir.Stmt, ...]) -> Iterator[ir.Expr]:
+    """Every top-level expression of the statements, nested blocks included."""
+    for stmt in stmts:
+        if isinstance(stmt, ir.Assign):
+            yield from stmt.targets
+            for expr in (stmt.value, stmt.annotation):
+                if expr is not None:
+                    yield expr
+        elif isinstance(stmt, ir.Eval | ir.Return | ir.Raise):
+            if stmt.value is not None:
+                yield stmt.value
+        elif isinstance(stmt, ir.If):
+            yield stmt.test
+        elif isinstance(stmt, ir.Loop):
+            for expr in (stmt.target, stmt.iter):
+                if expr is not None:
+                    yield expr
+        elif isinstance(stmt, ir.With):
+            for item in stmt.items:
+                yield item.context
+                if item.target is not None:
+                    yield item.target
+        for block in ir.child_blocks(stmt):
+            yield from _expressions(block)
