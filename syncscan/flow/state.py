@@ -42,6 +42,11 @@ class WitnessStep:
 
 Trace = tuple[WitnessStep, ...]
 
+# The predicates looked up on any path while each callee walk under way runs,
+# innermost last (walk.py): a walk's outcome depends on its start's assumptions
+# only through these, so it serves every start that agrees on them.
+CONSULTED: list[set[str]] = []
+
 DEVICE_BARRIER = "<device>"  # a wait that orders every earlier launch on the stream
 # A wait on an event this walk recorded on every path before it (`ev.record();
 # ev.synchronize()`): it orders every launch made before the walk's entry, so a
@@ -128,9 +133,13 @@ class PathState:
 
     def admits(self, predicate: str, value: bool) -> bool:
         """Whether some mode this path may be in allows `predicate` to be `value`."""
+        if CONSULTED:
+            CONSULTED[-1].add(predicate)
         return alt.admits(self.alternatives, predicate, value)
 
     def assumed(self, predicate: str) -> bool | None:
+        if CONSULTED:
+            CONSULTED[-1].add(predicate)
         for key, value in self.assumptions:
             if key == predicate:
                 return value
@@ -442,6 +451,20 @@ def consistent(before: PathState, out: PathState) -> bool:
         if known is not None and known != value:
             return False
     return True
+
+
+def without_carried(state: PathState, start: dict[str, bool], read: frozenset[str]) -> PathState:
+    """`state` less the start's assumptions it carried unread and unchanged: a
+    walk's outcome for any start that agrees with this one on `read`."""
+
+    def own(assumptions: tuple) -> tuple:
+        return tuple((k, v) for k, v in assumptions if k in read or start.get(k, not v) != v)
+
+    kept = own(state.assumptions)
+    modes = tuple(own(m) for m in state.alternatives)
+    if kept == state.assumptions and modes == state.alternatives:
+        return state
+    return state.but(assumptions=kept, alternatives=modes)
 
 
 def canonical(state: PathState) -> PathState:

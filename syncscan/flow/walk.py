@@ -20,8 +20,10 @@ from syncscan.flow.buffers import BufferOracle, moves_to_device, non_blocking
 from syncscan.flow.frames import Frame, ParamBinding
 from syncscan.flow.identity import Anchors, ObjectNames
 from syncscan.flow.keys import assigned_key
+from syncscan.flow.memo import CalleeMemo, CalleeWalk, Completion
 from syncscan.flow.modes import ModeOracle
 from syncscan.flow.state import (
+    CONSULTED,
     DEVICE_BARRIER,
     PathState,
     Trace,
@@ -35,7 +37,7 @@ from syncscan.flow.state import (
 )
 from syncscan.flow.stream_effects import StreamEffects, current_of
 from syncscan.flow.streams import CURRENT
-from syncscan.flow.symbols import Renamer, symbolize
+from syncscan.flow.symbols import symbolize
 from syncscan.flow.unbound import raising_fallthroughs
 from syncscan.index import ir
 from syncscan.index.summary import FunctionSummary
@@ -71,29 +73,6 @@ class Exit:
     outer: bool = False  # a return from a `with` body, seen inside a context manager
 
 
-Completion = tuple[WitnessStep, list[PathState]]  # where, and the states reaching it
-
-
-@dataclass(frozen=True)
-class CalleeWalk:
-    """A memoised callee walk: its outcomes, the completions met inside, the
-    functions active outside it whose recursion it cut, and whether it changed
-    nothing."""
-
-    outs: list[PathState]
-    inside: list[Completion]
-    cuts: frozenset[tuple[str, str | None]]
-    unchanged: bool
-
-    def renamed(self, renamer: Renamer) -> CalleeWalk:
-        return CalleeWalk(
-            [renamer.state(s) for s in self.outs],
-            [(where, [renamer.state(s) for s in states]) for where, states in self.inside],
-            self.cuts,
-            self.unchanged,
-        )
-
-
 YieldHook = Callable[[list[PathState]], tuple[list[PathState], list[Exit]]]
 
 
@@ -117,7 +96,7 @@ class Walker:
         self.vocab = vocabulary
         self.budget = budget
         self.work = 0
-        self._memo: dict[tuple, CalleeWalk] = {}
+        self._memo = CalleeMemo()
         self._self_attributes = SelfAttributes(program)
         # The callee walks under way (the functions active), innermost last, each
         # with the functions active outside it whose recursion it cut.
@@ -836,17 +815,16 @@ class Walker:
         symbols = symbolize(
             frame.self_path, frame.params, partial(self.names.chain, anchors=frame.anchors)
         )
-        real_key = (fn.qualname, frame.scope.self_class, frame.self_path, frame.params)
-        real_key += (frame.anchors,)
-        real_key += (start.key(),)
-        memo, renamer = self._memo.get(real_key), None
+        real_frame = (fn.qualname, frame.scope.self_class, frame.self_path, frame.params)
+        real_frame += (frame.anchors,)
+        memo, renamer = self._memo.get(real_frame, start.assumptions), None
         if memo is None and symbols is not None:
             sym_start = symbols.assumptions(start)
-            sym_key = (fn.qualname, frame.scope.self_class, symbols.self_path, symbols.params)
-            sym_key += (symbols.anchors,)
-            sym_key += (sym_start.key(),)
+            sym_frame = (fn.qualname, frame.scope.self_class, symbols.self_path, symbols.params)
+            sym_frame += (symbols.anchors,)
             one_name = partial(self.names.canonical, anchors=frame.anchors)
-            memo, renamer = self._memo.get(sym_key), symbols.renamer(one_name)
+            memo = self._memo.get(sym_frame, sym_start.assumptions)
+            renamer = symbols.renamer(one_name)
             if memo is None:
                 walk_frame = replace(
                     frame,
@@ -857,16 +835,19 @@ class Walker:
                 memo = self._walk_callee(walk_frame, sym_start, depth)
                 if memo.cuts:
                     memo, renamer = memo.renamed(renamer), None
-                    self._memo[real_key] = memo
+                    self._memo.put(real_frame, start.assumptions, memo)
                 else:
-                    self._memo[sym_key] = memo
+                    self._memo.put(sym_frame, sym_start.assumptions, memo)
         elif memo is None:
-            memo = self._memo[real_key] = self._walk_callee(frame, start, depth)
+            memo = self._walk_callee(frame, start, depth)
+            self._memo.put(real_frame, start.assumptions, memo)
         self._depend(memo.cuts)
+        if renamer is not None:
+            memo = self._memo.put(real_frame, start.assumptions, memo.renamed(renamer))
+        if CONSULTED:
+            CONSULTED[-1].update(memo.read)  # the walk under way read them through this one
         if memo.unchanged:
             return [state]  # the callee changed nothing this walk tracks
-        if renamer is not None:
-            memo = self._memo[real_key] = memo.renamed(renamer)
         known = start.assumptions
         if memo.inside:
             # Completions inside the callee, seen from this caller's state.
@@ -881,15 +862,19 @@ class Walker:
         context = (fn.qualname, frame.scope.self_class)
         self._active[context] = set()
         self._completion_stack.append([])
+        CONSULTED.append(set())
         try:
             fall, exits = self.run(frame, [start], depth + 1)
         finally:
             cuts = self._active.pop(context)
             inside = self._completion_stack.pop()
+            consulted = CONSULTED.pop()
         # Its exits merge like any join: the caller sees outcomes, not returns.
         outs = merge(dedupe(fall + [e.state for e in exits if not e.outer]))
         unchanged = not inside and len(outs) == 1 and outs[0] == start
-        return CalleeWalk(outs, inside, frozenset(cuts), unchanged)
+        read = frozenset(k for k, _ in start.assumptions if k in consulted)
+        walk = CalleeWalk(outs, inside, frozenset(cuts), unchanged, read)
+        return walk.reusable(start.assumptions)
 
     def _depend(self, cuts: frozenset[tuple[str, str | None]]) -> None:
         """The walks now under way above each cut function hold only while it is

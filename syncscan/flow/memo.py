@@ -1,0 +1,84 @@
+"""Memoised callee walks, each serving every start state that agrees with the
+one it was walked from on what the walk read.
+
+A callee is walked from the assumptions it could test (walk.py `_visible`).
+Most of them it never reads: the modes of other objects under the same path,
+or of its class where `self` escapes. Walked once per combination, the callees
+of a large step path (SGLang's model runner) ran past the budget. Each walk
+records the predicates looked up while it ran (state.CONSULTED); its outcome
+drops the start's assumptions it only carried, and it is stored under the
+start restricted to those it read. A later start is looked up under each read
+set met for the same frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from syncscan.flow.state import PathState, WitnessStep, without_carried
+from syncscan.flow.symbols import Renamer
+
+Completion = tuple[WitnessStep, list[PathState]]  # where, and the states reaching it
+Assumptions = tuple[tuple[str, bool], ...]
+
+
+@dataclass(frozen=True)
+class CalleeWalk:
+    """A memoised callee walk: its outcomes, the completions met inside, the
+    functions active outside it whose recursion it cut, whether it changed
+    nothing, and the start's predicates it read."""
+
+    outs: list[PathState]
+    inside: list[Completion]
+    cuts: frozenset[tuple[str, str | None]]
+    unchanged: bool
+    read: frozenset[str] = frozenset()
+
+    def renamed(self, renamer: Renamer) -> CalleeWalk:
+        return CalleeWalk(
+            [renamer.state(s) for s in self.outs],
+            [(where, [renamer.state(s) for s in states]) for where, states in self.inside],
+            self.cuts,
+            self.unchanged,
+            renamer.names(self.read),
+        )
+
+    def reusable(self, start: Assumptions) -> CalleeWalk:
+        """This walk for any start agreeing with `start` on what it read."""
+        given = dict(start)
+        return CalleeWalk(
+            [without_carried(s, given, self.read) for s in self.outs],
+            [
+                (where, [without_carried(s, given, self.read) for s in states])
+                for where, states in self.inside
+            ],
+            self.cuts,
+            self.unchanged,
+            self.read,
+        )
+
+
+class CalleeMemo:
+    """Walks by frame and by the part of the start they read."""
+
+    def __init__(self) -> None:
+        self._walks: dict[tuple, CalleeWalk] = {}
+        self._reads: dict[tuple, list[frozenset[str]]] = {}
+
+    def get(self, frame: tuple, start: Assumptions) -> CalleeWalk | None:
+        for read in self._reads.get(frame, ()):
+            found = self._walks.get((frame, _restricted(start, read)))
+            if found is not None:
+                return found
+        return None
+
+    def put(self, frame: tuple, start: Assumptions, walk: CalleeWalk) -> CalleeWalk:
+        reads = self._reads.setdefault(frame, [])
+        if walk.read not in reads:
+            reads.append(walk.read)
+        self._walks[(frame, _restricted(start, walk.read))] = walk
+        return walk
+
+
+def _restricted(start: Assumptions, read: frozenset[str]) -> Assumptions:
+    return tuple((k, v) for k, v in start if k in read)
