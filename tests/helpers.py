@@ -12,6 +12,7 @@ from pathlib import Path
 from engine_trees import fetch_release
 
 from syncscan.cli import main
+from syncscan.flow import walk
 from syncscan.runner import RunResult, run
 
 REPO = Path(__file__).resolve().parent.parent
@@ -28,6 +29,23 @@ def analyse(root: Path) -> RunResult:
 def analysed_sglang(release: str) -> RunResult:
     """syncscan's run on an SGLang release, once per test session."""
     return run(fetch_release("sglang", release))
+
+
+def walks_of(root: Path, qualname: str) -> int:
+    """How many times a run on `root` walks the callee `qualname` (memo misses)."""
+    walked: list[str] = []
+    original = walk.Walker._walk_callee
+
+    def counting(self, frame, start, depth):  # type: ignore[no-untyped-def]
+        walked.append(frame.function.qualname)
+        return original(self, frame, start, depth)
+
+    walk.Walker._walk_callee = counting  # type: ignore[method-assign]
+    try:
+        analyse(root)
+    finally:
+        walk.Walker._walk_callee = original  # type: ignore[method-assign]
+    return walked.count(qualname)
 
 
 def codes(result: RunResult, code: str) -> list:

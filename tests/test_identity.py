@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import analyse, write_project
+from helpers import analyse, walks_of, write_project
 
-from syncscan.flow import walk
 from syncscan.flow.attributes import SelfAttributes, relevant
 from syncscan.flow.context import Analysis
 from syncscan.flow.identity import ObjectNames, root_anchors
@@ -146,16 +145,4 @@ class Runner:
 """
     root = write_project(tmp_path, {"eng.py": body}, PACK)
 
-    walked: list[str] = []
-    original = walk.Walker._walk_callee
-
-    def counting(self, frame, start, depth):  # type: ignore[no-untyped-def]
-        walked.append(frame.function.qualname)
-        return original(self, frame, start, depth)
-
-    walk.Walker._walk_callee = counting  # type: ignore[method-assign]
-    try:
-        analyse(root)
-    finally:
-        walk.Walker._walk_callee = original  # type: ignore[method-assign]
-    assert walked.count("eng.Helper.run") == 1
+    assert walks_of(root, "eng.Helper.run") == 1

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import analyse, write_project
-from syncscan.rules.base import Finding
-
-from syncscan.flow import walk
+from helpers import walks_of, write_project
 
 PACK = """
 [pack]
@@ -45,28 +42,12 @@ class Runner:
 """
 
 
-def walks_of(root: Path, qualname: str) -> tuple[int, list[Finding]]:
-    walked: list[str] = []
-    original = walk.Walker._walk_callee
-
-    def counting(self, frame, start, depth):  # type: ignore[no-untyped-def]
-        walked.append(frame.function.qualname)
-        return original(self, frame, start, depth)
-
-    walk.Walker._walk_callee = counting  # type: ignore[method-assign]
-    try:
-        result = analyse(root)
-    finally:
-        walk.Walker._walk_callee = original  # type: ignore[method-assign]
-    return walked.count(qualname), result.findings
-
-
 def test_a_walk_that_never_reads_a_mode_serves_both_of_its_values(tmp_path: Path) -> None:
     """`run` can see `self.fast` (its class reads it) but never tests it: one walk."""
     root = write_project(tmp_path, {"eng.py": ENGINE.format(run="torch.ops.eng.k(self.buf)")}, PACK)
-    assert walks_of(root, "eng.Helper.run")[0] == 1
+    assert walks_of(root, "eng.Helper.run") == 1
 
 
 def test_a_walk_that_reads_the_mode_is_made_per_value(tmp_path: Path) -> None:
     root = write_project(tmp_path, {"eng.py": ENGINE.format(run="self.tune()")}, PACK)
-    assert walks_of(root, "eng.Helper.run")[0] == 2
+    assert walks_of(root, "eng.Helper.run") == 2
