@@ -800,9 +800,11 @@ class Walker:
         """Walk one callee from one state, reusing an earlier walk of the same kind.
 
         The callee is walked from a canonical input: the assumptions it could
-        test (those on its own `self` and the root's mode parameters) and
-        whether a pinned write already happened. `compose` puts the caller's
-        state back around the result, so unrelated facts do not multiply work.
+        test (the root's mode parameters, and those on the attributes of its
+        own `self` its class reaches), and the walk serves every later start
+        that agrees on the assumptions it read (memo.py). `compose` puts the
+        caller's state back around the result, so unrelated facts do not
+        multiply work.
         The walk is made in symbolic names (symbols.py), so callers reaching
         the function through other objects reuse it; a walk that met a
         recursion cut of a function active outside it is kept under the real
