@@ -32,7 +32,7 @@ from syncscan.flow.state import (
     same_memory,
     site_of,
 )
-from syncscan.flow.streams import Hazard, next_step_hazards
+from syncscan.flow.streams import Hazard, StreamFacts, next_step_hazards
 from syncscan.flow.walk import Incomplete, ReturnInfo, Walker, with_fall_through
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import PackSet, StepRootSpec
@@ -113,12 +113,15 @@ class StepAnalyzer:
         self.walker = walker
         self.packs = packs
         self._resolved: dict[tuple, tuple[str, list[PathState]] | None] = {}
+        # (end, next step's stream facts) by identity -> their hazards (kept alive with them)
+        self._pairs: dict[tuple[int, int], tuple[StreamFacts, StreamFacts, list[Hazard]]] = {}
 
     def analyse_all(self, roots: list[StepRoot]) -> list[RootAnalysis]:
         """Walk every root, then judge each path against the next step the loop
         may run: any path of any root on the same object (a step, a dummy run,
         a warm-up: the entry points share the buffers)."""
         walked: list[tuple[StepRoot, list[Final] | str]] = [(r, self._walk(r)) for r in roots]
+        self._pairs.clear()
         by_class: dict[str, list[NextStep]] = {}
         for root, finals in walked:
             if isinstance(finals, str):
@@ -159,12 +162,24 @@ class StepAnalyzer:
             return ()
         found = {h.key: h for h in facts.hazards}
         if facts.live:
+            paired: set[int] = set()
             for _, (following, _) in next_steps:
-                if following.streams is None or not self._same_mode(state, following):
+                after = following.streams
+                if after is None or id(after) in paired or not self._same_mode(state, following):
                     continue
-                for hazard in next_step_hazards(facts, following.streams):
+                paired.add(id(after))
+                for hazard in self._pair(facts, after):
                     found.setdefault(hazard.key, hazard)
         return tuple(found.values())
+
+    def _pair(self, end: StreamFacts, following: StreamFacts) -> list[Hazard]:
+        """`next_step_hazards`, once per pair of stream-fact objects: the paths of
+        a large step share them (merges keep shared tuples), and each pair costs
+        a composition over hundreds of live accesses."""
+        key = (id(end), id(following))
+        if key not in self._pairs:
+            self._pairs[key] = (end, following, next_step_hazards(end, following))
+        return self._pairs[key][2]
 
     def _walk(self, root: StepRoot) -> list[Final] | str:
         """The root's distinct final paths, or why it could not be walked."""
