@@ -78,21 +78,21 @@ def symbolize(
         if any(within(anchor, b) or within(b, anchor) for b in bases):
             return None
     named = tuple((_symbol(base, n), base) for n, base in enumerate(bases))
-    anchors: set[tuple[str, frozenset[str]]] = set()
+    classes: set[tuple[str, frozenset[str]]] = set()
     for symbol, base in named:
         found = chain(base)
         if found and found[-1][1]:
             # The objects above the base that the symbol's text still names:
             # the root and its attribute (a symbol never names another symbol).
-            anchors |= {a for a in found[:-1] if MARK not in a[0] and within(symbol, a[0])}
-            anchors.add((symbol, found[-1][1]))
+            classes |= {a for a in found[:-1] if MARK not in a[0] and within(symbol, a[0])}
+            classes.add((symbol, found[-1][1]))
     return Symbols(
         _rebased(self_path, named) if self_path is not None else None,
         tuple(
             (name, replace(b, path=_rebased(b.path, named)) if b.path else b) for name, b in params
         ),
         named,
-        tuple(sorted(anchors, key=lambda a: (len(a[0]), a[0]))),
+        tuple(sorted(classes, key=lambda a: (len(a[0]), a[0]))),
     )
 
 
