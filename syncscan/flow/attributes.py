@@ -65,26 +65,8 @@ def _is_self(expr: ir.Expr) -> bool:
 
 
 def _expressions(stmts: tuple[ir.Stmt, ...]) -> Iterator[ir.Expr]:
-    """Every top-level expression of the statements, nested blocks included."""
+    """Every expression of the statements, nested blocks included."""
     for stmt in stmts:
-        if isinstance(stmt, ir.Assign):
-            yield from stmt.targets
-            for expr in (stmt.value, stmt.annotation):
-                if expr is not None:
-                    yield expr
-        elif isinstance(stmt, ir.Eval | ir.Return | ir.Raise):
-            if stmt.value is not None:
-                yield stmt.value
-        elif isinstance(stmt, ir.If):
-            yield stmt.test
-        elif isinstance(stmt, ir.Loop):
-            for expr in (stmt.target, stmt.iter):
-                if expr is not None:
-                    yield expr
-        elif isinstance(stmt, ir.With):
-            for item in stmt.items:
-                yield item.context
-                if item.target is not None:
-                    yield item.target
+        yield from ir.statement_exprs(stmt)
         for block in ir.child_blocks(stmt):
             yield from _expressions(block)

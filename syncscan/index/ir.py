@@ -340,6 +340,24 @@ def children(expr: Expr):
                     yield from (sub for sub in item if isinstance(sub, Expr))
 
 
+def statement_exprs(stmt: Stmt) -> list[Expr]:
+    """The expressions a statement holds itself, targets included (not those of
+    its nested blocks, nor an annotation)."""
+    if isinstance(stmt, Assign):
+        return [e for e in (stmt.value, *stmt.targets) if e is not None]
+    if isinstance(stmt, Eval):
+        return [stmt.value]
+    if isinstance(stmt, If):
+        return [stmt.test]
+    if isinstance(stmt, Loop):
+        return [e for e in (stmt.iter, stmt.target) if e is not None]
+    if isinstance(stmt, With):
+        return [e for item in stmt.items for e in (item.context, item.target) if e is not None]
+    if isinstance(stmt, Return | Raise):
+        return [stmt.value] if stmt.value is not None else []
+    return []
+
+
 def child_blocks(stmt: Stmt) -> tuple[tuple[Stmt, ...], ...]:
     """The nested statement blocks of a compound statement."""
     if isinstance(stmt, If | Loop):

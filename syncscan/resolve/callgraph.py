@@ -182,23 +182,7 @@ def _none_compared(expr: ir.Expr):
 
 def _calls_in(stmts: tuple[ir.Stmt, ...]):
     for stmt in stmts:
-        for value in _stmt_exprs(stmt):
+        for value in ir.statement_exprs(stmt):
             yield from ir.iter_calls(value)
         for child in ir.child_blocks(stmt):
             yield from _calls_in(child)
-
-
-def _stmt_exprs(stmt: ir.Stmt) -> list[ir.Expr]:
-    if isinstance(stmt, ir.Assign):
-        return [e for e in (stmt.value, *stmt.targets) if e is not None]
-    if isinstance(stmt, ir.Eval):
-        return [stmt.value]
-    if isinstance(stmt, ir.If):
-        return [stmt.test]
-    if isinstance(stmt, ir.Loop):
-        return [e for e in (stmt.iter,) if e is not None]
-    if isinstance(stmt, ir.With):
-        return [item.context for item in stmt.items]
-    if isinstance(stmt, ir.Return | ir.Raise):
-        return [stmt.value] if stmt.value is not None else []
-    return []
