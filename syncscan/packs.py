@@ -31,6 +31,10 @@ class StepRootSpec:
     # A dummy batch: its device work computes nothing anyone reads, so only its
     # host writes matter (to the steps whose accesses may still be pending).
     discards_output: bool = False
+    # The stream current when the loop calls the step, as an attribute of the
+    # root object (`self.schedule_stream`), where the loop runs inside that
+    # stream's context: the step's own work is on it, not on the default stream.
+    stream: str = ""
 
     @property
     def builtin(self) -> bool:
@@ -174,7 +178,9 @@ _PACK_KEYS = frozenset(
 # reported as a missing one.
 _ROW_KEYS: dict[str, frozenset[str]] = {
     "pack": frozenset({"name", "description", "activate_when_package", "always"}),
-    "step_root": frozenset({"class", "method", "subclasses", "continuation", "discards_output"}),
+    "step_root": frozenset(
+        {"class", "method", "subclasses", "continuation", "discards_output", "stream"}
+    ),
     "resolution": frozenset({"method"}),
     "mode": frozenset({"predicate", "value", "label"}),
     "bounded_mode": frozenset({"predicate", "value", "reason"}),
@@ -312,6 +318,7 @@ def load_packs(project: Project) -> PackSet:
                     pack=name,
                     source=source,
                     discards_output=_require(source, row, "discards_output", bool, False),
+                    stream=_require(source, row, "stream", str, ""),
                 )
             )
         for row in data.get("resolution", []):

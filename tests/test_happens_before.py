@@ -991,3 +991,86 @@ def test_a_call_in_a_later_operand_of_and_or_runs_only_if_reached(
 ) -> None:
     source = IFEXP.replace("self.ids_gpu.tolist() if {test} else None", value)
     assert bool(codes(tmp_path, source)) == reported
+
+
+@pytest.mark.parametrize(("assume", "reported"), [("", True), ("eng.DEBUG", False)])
+def test_a_flag_the_pack_assumes_off_takes_only_its_false_branch(
+    tmp_path: Path, assume: str, reported: bool
+) -> None:
+    """`if DEBUG:` (a module flag read from the environment) is data unless a
+    pack says it is off in the configuration analysed: then its body never runs."""
+    source = """
+import os
+
+import torch
+
+DEBUG = os.environ.get("ENG_DEBUG") == "1"
+
+
+class Runner:
+    def __init__(self):
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+
+    def execute_model(self, batch):
+        if DEBUG:
+            self.ids[: len(batch)] = batch
+            self.ids_gpu.copy_(self.ids, non_blocking=True)
+        return {}
+"""
+    pack = PACK + (f'[vocabulary]\nassume_false = ["{assume}"]\n' if assume else "")
+    write_project(tmp_path, {"eng.py": source}, pack)
+    result = analyse(tmp_path)
+    assert bool(result.findings) is reported, [f.message for f in result.findings]
+
+
+@pytest.mark.parametrize(("other", "reported"), [("", True), ("eng.npu", False)])
+def test_a_subclass_for_another_device_is_never_dispatched_to(
+    tmp_path: Path, other: str, reported: bool
+) -> None:
+    """A graph runner typed as the CUDA base also dispatches to its subclasses;
+    one in a package a pack names as another device's is never made here."""
+    core = """
+import torch
+
+
+class GraphRunner:
+    def replay(self, batch):
+        return batch
+
+
+class Runner:
+    def __init__(self):
+        self.graphs: GraphRunner = GraphRunner()
+
+    def execute_model(self, batch):
+        return self.graphs.replay(batch)
+"""
+    npu = """
+import torch
+
+from eng.core import GraphRunner
+
+
+class NpuGraphRunner(GraphRunner):
+    def __init__(self):
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+
+    def replay(self, batch):
+        self.ids[: len(batch)] = batch
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+        return {}
+"""
+    pack = PACK.replace("eng.Runner", "eng.core.Runner")
+    if other:
+        pack += f'[vocabulary]\nother_device_modules = ["{other}"]\n'
+    files = {
+        "eng/__init__.py": "",
+        "eng/core.py": core,
+        "eng/npu/__init__.py": "",
+        "eng/npu/graph.py": npu,
+    }
+    write_project(tmp_path, files, pack)
+    result = analyse(tmp_path)
+    assert bool(result.findings) is reported, [f.message for f in result.findings]

@@ -131,6 +131,34 @@ def test_a_helper_returning_the_current_stream_names_it(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize("star", [True, False])
+def test_a_helper_re_exported_by_a_star_import_is_resolved(tmp_path: Path, star: bool) -> None:
+    """`from util import current_stream` where `util/__init__.py` re-exports its
+    modules with `from util.common import *`: the helper is found and names the
+    current stream, so the wait under the comparison orders the read. Not
+    re-exported, the call is unresolved and the wait orders nothing."""
+    body = """
+    def execute_model(self, new):
+        with torch.cuda.stream(self.side):
+            self.tables.copy_(new, non_blocking=True)
+        now = current_stream()
+        if now != self.side:
+            now.wait_stream(self.side)
+        self.forward()
+        torch.cuda.synchronize()
+"""
+    files = {
+        "eng.py": "from util import current_stream\n" + HEAD + body,
+        "util/__init__.py": "from util.common import *\n" if star else "",
+        "util/common.py": "import torch\n\n\ndef current_stream():\n"
+        "    return torch.get_device_module().current_stream(0)\n",
+    }
+    write_project(tmp_path, files, PACK)
+    result = analyse(tmp_path)
+    found = [f.location.function for f in result.findings if f.code == "SYNC004"]
+    assert (found == []) is star, found
+
+
 def test_wait_stream_is_transitive(tmp_path: Path) -> None:
     """current waits for side2, which waited for side after side's write."""
     body = """
@@ -248,6 +276,33 @@ def test_two_modes_on_two_streams_are_never_paired(tmp_path: Path) -> None:
     assert hazards(tmp_path, source) == []
 
 
+def test_a_join_keeps_the_mode_that_left_each_access(tmp_path: Path) -> None:
+    """Both modes run on both streams, so their paths are merged; only the
+    speculative one reads `tables` (on the current stream), only the other
+    writes them (on the side stream). Joined, the write and the read would pair
+    across steps; the mode that made each access says no step runs both."""
+    body = """
+    def execute_model(self, batch):
+        if self.spec:
+            with torch.cuda.stream(self.side):
+                torch.ops.eng.fill(batch, out=self.staged)
+            torch.ops.eng.forward(self.tables, out=self.out)
+        else:
+            with torch.cuda.stream(self.side):
+                torch.ops.eng.fill(batch, out=self.tables)
+            torch.ops.eng.forward(batch, out=self.out)
+        return self.out
+"""
+    source = body.replace(
+        "def execute_model",
+        "def __init__(self, spec: bool):\n        super().__init__()\n"
+        "        self.spec = spec\n"
+        "        self.staged = torch.zeros(8, device='cuda')\n\n    def execute_model",
+    )
+    pack = PACK.replace("eng.Runner", "eng.Modal")
+    assert hazards(tmp_path, "\n\nclass Modal(Runner):" + source, pack) == []
+
+
 @pytest.mark.parametrize(("count", "ordered"), [("2", True), ("n", False), ("0", False)])
 def test_a_loop_counting_to_a_positive_constant_runs_its_body(
     tmp_path: Path, count: str, ordered: bool
@@ -304,3 +359,29 @@ def test_a_comparison_with_the_current_stream_is_decided_per_path(tmp_path: Path
         self.tables.fill_(0)
 """
     assert hazards(tmp_path, body) == []
+
+
+@pytest.mark.parametrize(("stream", "ordered"), [("", False), ('stream = "self.sched"', True)])
+def test_a_step_stream_named_by_the_pack_is_the_steps_current_stream(
+    tmp_path: Path, stream: str, ordered: bool
+) -> None:
+    """The loop runs every step inside `with torch.cuda.stream(self.sched)`: the
+    step's writes are on `sched`, which the forward stream waits for. Unnamed,
+    the writes are on the stream current at entry and that wait orders nothing."""
+    body = """
+    def execute_model(self, new):
+        self.tables.copy_(new, non_blocking=True)
+        self.side.wait_stream(self.sched)
+        with torch.cuda.stream(self.side):
+            self.forward()
+        self.sched.wait_stream(self.side)
+        return self.out
+"""
+    source = body.replace(
+        "def execute_model",
+        "def __init__(self):\n        super().__init__()\n"
+        "        self.sched = torch.cuda.Stream()\n\n    def execute_model",
+    )
+    source = "\n\nclass Scheduled(Runner):" + source
+    pack = PACK.replace("eng.Runner", "eng.Scheduled") + stream + "\n"
+    assert (hazards(tmp_path, source, pack) == []) is ordered

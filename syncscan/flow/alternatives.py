@@ -63,6 +63,18 @@ def joined(states: Iterable[tuple[Mode, Alternatives]], shared: Mode) -> Alterna
     return distinct
 
 
+def union(modes: Iterable[Alternatives]) -> Alternatives:
+    """The modes of several paths together, in their fewest exact conjunctions;
+    past the cap, the one conjunction they all share."""
+    distinct = _distinct(tuple(m for alternatives in modes for m in alternatives))
+    if len(distinct) <= MAX_ALTERNATIVES:
+        return distinct
+    shared = set(distinct[0])
+    for mode in distinct[1:]:
+        shared &= set(mode)
+    return (tuple(sorted(shared)),)
+
+
 def within(alternatives: Alternatives, mode: Mode) -> Alternatives:
     """The alternatives compatible with `mode` (a merged state's assumptions)."""
     return _distinct(tuple(a for a in alternatives if compatible(a, mode)))

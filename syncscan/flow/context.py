@@ -31,7 +31,11 @@ class Analysis:
         self.program = Program(project, summariser, facts)
         self.types = TypeOracle(self.program)
         self.resolver = CallResolver(
-            self.program, self.types, packs.vocabulary.names("launch_decorators"), packs.rpc
+            self.program,
+            self.types,
+            packs.vocabulary.names("launch_decorators"),
+            packs.rpc,
+            packs.vocabulary.names("other_device_modules"),
         )
         self.buffers = BufferOracle(self.program, self.types, packs.vocabulary)
         self.notes: list[str] = []
@@ -75,6 +79,7 @@ class Analysis:
             self.packs.vocabulary.names("idle_conditions"),
             self.callgraph.step_flags,
             self.packs.vocabulary.names("positive_attributes"),
+            self.packs.vocabulary.names("assume_false"),
         )
         return Walker(
             self.program,

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from syncscan.flow.buffers import BufferOracle
 from syncscan.flow.frames import Frame
 from syncscan.flow.keys import assigned_key, entry_key, is_step_fact
-from syncscan.flow.state import PathState
+from syncscan.flow.state import PathState, is_root_parameter
 from syncscan.index import ir
+from syncscan.index.summary import ModuleSummary
 from syncscan.resolve.types import Scope, TypeOracle
 
 _MAX_DEPTH = 6
@@ -35,8 +36,10 @@ class ModeOracle:
         idle_conditions: frozenset[str] = frozenset(),
         step_flags: frozenset[str] = frozenset(),
         positive_attributes: frozenset[str] = frozenset(),
+        assume_false: frozenset[str] = frozenset(),
     ) -> None:
         self.assume_true = assume_true
+        self.assume_false = assume_false
         self.positive_attributes = positive_attributes
         self.step_flags = step_flags
         self.idle_conditions = idle_conditions
@@ -45,6 +48,7 @@ class ModeOracle:
         self.assigned_on_step = assigned_on_step
         self.root_mode_params = root_mode_params
         self._set_when: dict[tuple[str, str, bool], tuple[ir.Expr, Scope] | None] = {}
+        self._set_lazily: dict[tuple[str, str, bool], list[tuple[ir.Expr, Scope]]] = {}
 
     # ------------------------------------------------------------------ splitting
     def split(
@@ -90,19 +94,23 @@ class ModeOracle:
             return (states, []) if bool(test.value) else ([], states)
         if isinstance(test, ir.Call) and self._assumed_true(test, frame):
             return states, []
+        if isinstance(test, ir.Name | ir.Attr) and self._assumed_false(test, frame):
+            return [], states
         idle = self._idle(test, frame)
         if idle is not None:
             return self._split_on(*idle, states)
         flag = self._flag(test, frame)
         if flag is not None:
             path, polarity = flag
-            return self._split_on(assigned_key(path), polarity, states, entry_key(path))
+            split = self._split_on(assigned_key(path), polarity, states, entry_key(path))
+            return self._set_lazily_under_modes(test, frame, split)
         assigned = self._assigned(test, frame, states)
         if assigned is not None:
-            return self._split_on(*assigned, states)
+            split = self._split_on(*assigned, states)
+            return self._set_lazily_under_modes(test, frame, split)
         atom = self.predicate(test, frame, depth)
         if atom is None:
-            return states, states
+            return self._set_lazily_under_modes(test, frame, (states, states))
         if isinstance(atom, Correlated):
             t, f = self.split(atom.test, atom.frame, states, depth + 1)
             return (t, f) if atom.polarity else (f, t)
@@ -131,6 +139,57 @@ class ModeOracle:
             else:
                 false_states.append(state)
         return true_states, false_states
+
+    def _set_lazily_under_modes(
+        self, test: ir.Expr, frame: Frame, split: tuple[list[PathState], list[PathState]]
+    ) -> tuple[list[PathState], list[PathState]]:
+        """`split` of a test of an attribute the step sets lazily under instance
+        modes (`if P: if self.ev is None: self.ev = Event()`), with P decided on
+        the side where it is set: P held on the step that set it, and a mode
+        holds on every step. Unset says nothing (no step may have set it yet)."""
+        found = ir.none_test(test)
+        expr, set_if_true = found if found is not None else (test, True)
+        owner = _owner(expr, frame)
+        if owner is None:
+            return split
+        (class_qualname, attr), holder = owner
+        modes = self._lazy_modes(class_qualname, attr, truth=found is None)
+        if not modes:
+            return split
+        inner = Frame(modes[0][1], holder, (), frame.mode_params, frame.relpath, frame.anchors)
+        set_states = split[0] if set_if_true else split[1]
+        for condition, _ in modes:
+            holds = True
+            while isinstance(condition, ir.Not):
+                condition, holds = condition.operand, not holds
+            atom = self.predicate(condition, inner)
+            # Only an instance mode held then and now: not per-step data, nor a
+            # root parameter (each call of the entry point chooses its own).
+            if (
+                isinstance(atom, tuple)
+                and not is_per_step(atom[0], self.idle_conditions)
+                and not is_root_parameter(atom[0])
+            ):
+                key, polarity = atom
+                set_states = self._split_on(key, polarity == holds, set_states)[0]
+        return (set_states, split[1]) if set_if_true else (split[0], set_states)
+
+    def _lazy_modes(
+        self, class_qualname: str, attr: str, truth: bool
+    ) -> list[tuple[ir.Expr, Scope]]:
+        """The conditions around the class's only setting assignment of an
+        attribute the step assigns, less its own `is None` test, with the scope
+        they are written in."""
+        key = (class_qualname, attr, truth)
+        if key not in self._set_lazily:
+            found: list[tuple[ir.Expr, Scope]] = []
+            if (class_qualname, attr) in self.assigned_on_step:
+                setting = self._setting_assignments(class_qualname, attr, truth)
+                if len(setting) == 1 and (scope := setting[0][1]).function is not None:
+                    guard = _guard_of(scope.function.body, attr) or []
+                    found = [(c, scope) for c in _conjuncts(guard) if not _tests_attr(c, attr)]
+            self._set_lazily[key] = found
+        return self._set_lazily[key]
 
     def _flag(self, test: ir.Expr, frame: Frame) -> tuple[str, bool] | None:
         """`x.flag is None` of a per-step flag (assigned on the step, compared
@@ -182,6 +241,16 @@ class ModeOracle:
         target = self.types.program.resolve_dotted(frame.scope.module, call.func)
         return target is not None and target in self.assume_true
 
+    def _assumed_false(self, name: ir.Name | ir.Attr, frame: Frame) -> bool:
+        """A module-level flag the packs say is off in the configuration analysed
+        (a CI-only assertion switch read from the environment)."""
+        if not self.assume_false or frame.scope.function is None:
+            return False
+        if isinstance(name, ir.Name) and frame.param(name.id) is not None:
+            return False
+        target = self.types.program.resolve_dotted(frame.scope.module, name)
+        return target is not None and target in self.assume_false
+
     # ------------------------------------------------------------------ atoms
     def predicate(
         self, expr: ir.Expr, frame: Frame, depth: int = 0, truth: bool = True
@@ -205,7 +274,15 @@ class ModeOracle:
                 if key is None:
                     return None
                 return (f"{key} == {right.value!r}", op == "==")
+            constant = self._constant(right, frame.scope)
+            if op in ("==", "!=", "is", "is not") and constant is not None:
+                key = self._mode_path(expr.left, frame)
+                return (f"{key} == {constant}", op in ("==", "is")) if key else None
             return None
+        if isinstance(expr, ir.Call):
+            compared = self._comparing_method(expr, frame)
+            if compared is not None:
+                return compared
         if isinstance(expr, ir.Name) and frame.scope.function is not None:
             values = self.types.local_values(frame.function).get(expr.id, [])
             if len(values) == 1 and frame.param(expr.id) is None:
@@ -215,6 +292,52 @@ class ModeOracle:
             return correlated
         key = self._mode_path(expr, frame) or self._singleton_attr(expr, frame)
         return (key, True) if key is not None else None
+
+    def _comparing_method(self, call: ir.Call, frame: Frame) -> tuple[str, bool] | None:
+        """`self.algo.is_some()` where every class the mode object may be has
+        `is_some` as `return self != Algo.NONE`: that comparison, keyed as if
+        written inline, so `is_some()` and `is_none()` are one predicate."""
+        if call.args or call.kwargs or not isinstance(call.func, ir.Attr):
+            return None
+        key = self._mode_path(call.func.base, frame)
+        if key is None:
+            return None
+        classes = self.types.expr_types(call.func.base, frame.scope)
+        found = {self._compared_constant(c, call.func.attr) for c in classes}
+        if len(found) != 1 or None in found:
+            return None
+        constant, equal = found.pop()
+        return f"{key} == {constant}", equal
+
+    def _compared_constant(self, class_qualname: str, method: str) -> tuple[str, bool] | None:
+        """(the constant, whether equal means true) of a method whose body is
+        `return self == C` / `!=` / `is` / `is not` with C a named constant."""
+        function = self.types.program.find_method(class_qualname, method)
+        if function is None:
+            return None
+        body = [s for s in function.body if not _is_docstring(s)]
+        if len(body) != 1 or not isinstance(body[0], ir.Return):
+            return None
+        value = body[0].value
+        if not (
+            isinstance(value, ir.Compare)
+            and len(value.ops) == 1
+            and value.ops[0] in ("==", "!=", "is", "is not")
+            and isinstance(value.left, ir.Name)
+            and value.left.id == "self"
+        ):
+            return None
+        module = self.types.program.module_of(function.qualname)
+        constant = self._constant(value.comparators[0], module) if module else None
+        return (constant, value.ops[0] in ("==", "is")) if constant else None
+
+    def _constant(self, expr: ir.Expr, where: Scope | ModuleSummary) -> str | None:
+        """The qualified name of a module-level constant or class attribute
+        (`Algo.NONE`), written as an attribute; None for anything else."""
+        if not isinstance(expr, ir.Attr):
+            return None
+        module = where.module if isinstance(where, Scope) else where
+        return self.types.program.resolve_dotted(module, expr)
 
     def _singleton_attr(self, expr: ir.Expr, frame: Frame) -> str | None:
         """`get_pp_group().is_last_rank`: an attribute of what a module-level
@@ -258,15 +381,10 @@ class ModeOracle:
         """`self.ev` (or a parameter bound to the caller's `self.ev`) where the
         class sets `ev` non-None (or, for a truth test, truthy) exactly when P
         holds: testing it tests P."""
-        attr = ir.self_attr(expr)
-        if attr is not None and frame.scope.self_class:
-            owner, holder = (frame.scope.self_class, attr), frame.self_path
-        elif isinstance(expr, ir.Name) and (binding := frame.param(expr.id)) is not None:
-            if binding.owner is None or binding.path is None or "." not in binding.path:
-                return None
-            owner, holder = binding.owner, binding.path.rsplit(".", 1)[0]
-        else:
+        found_owner = _owner(expr, frame)
+        if found_owner is None:
             return None
+        owner, holder = found_owner
         key = (*owner, truth)
         if key not in self._set_when:
             self._set_when[key] = self._set_condition(*owner, truth)
@@ -287,14 +405,8 @@ class ModeOracle:
         literal, where the setting value is then surely truthy."""
         if (class_qualname, attr) in self.assigned_on_step:
             return None
-        values = [
-            (value, scope)
-            for target, value, scope in self.types.attribute_assignments(class_qualname)
-            if target == attr
-        ]
-        setting = [
-            (v, s) for v, s in values if not (_is_none(v) or (truth and _is_falsy_literal(v)))
-        ]
+        values = self._assignments(class_qualname, attr)
+        setting = self._setting_assignments(class_qualname, attr, truth)
         if len(setting) != 1 or setting[0][1].function is None:
             return None
         value, scope = setting[0]
@@ -317,6 +429,23 @@ class ModeOracle:
         if len(conditions) == 1:
             return conditions[0], scope
         return ir.BoolOp("and", tuple(conditions)), scope
+
+    def _assignments(self, class_qualname: str, attr: str) -> list[tuple[ir.Expr, Scope]]:
+        return [
+            (value, scope)
+            for target, value, scope in self.types.attribute_assignments(class_qualname)
+            if target == attr
+        ]
+
+    def _setting_assignments(
+        self, class_qualname: str, attr: str, truth: bool
+    ) -> list[tuple[ir.Expr, Scope]]:
+        """The assignments that set `attr`: not None, nor for a truth test a falsy literal."""
+        return [
+            (v, s)
+            for v, s in self._assignments(class_qualname, attr)
+            if not (_is_none(v) or (truth and _is_falsy_literal(v)))
+        ]
 
     def _surely_truthy(self, value: ir.Expr, scope: Scope) -> bool:
         """A non-zero literal, a constructed object, or an attribute a pack says
@@ -342,6 +471,41 @@ class Correlated:
 
     def polar(self, polarity: bool) -> Correlated:
         return Correlated(self.test, polarity, self.frame)
+
+
+def _owner(expr: ir.Expr, frame: Frame) -> tuple[tuple[str, str], str] | None:
+    """((class, attribute), the path holding it) of `self.ev`, or of a
+    parameter bound to the caller's `self.ev`."""
+    attr = ir.self_attr(expr)
+    if attr is not None and frame.scope.self_class:
+        return (frame.scope.self_class, attr), frame.self_path
+    if isinstance(expr, ir.Name) and (binding := frame.param(expr.id)) is not None:
+        if binding.owner is None or binding.path is None or "." not in binding.path:
+            return None
+        return binding.owner, binding.path.rsplit(".", 1)[0]
+    return None
+
+
+def _conjuncts(tests: list[ir.Expr]) -> list[ir.Expr]:
+    """The atoms that must all hold: `and`s flattened, `not (a or b)` as `not a`, `not b`."""
+    out: list[ir.Expr] = []
+    for test in tests:
+        if isinstance(test, ir.BoolOp) and test.op == "and":
+            out.extend(_conjuncts(list(test.values)))
+        elif (
+            isinstance(test, ir.Not)
+            and isinstance(test.operand, ir.BoolOp)
+            and test.operand.op == "or"
+        ):
+            out.extend(_conjuncts([ir.Not(v) for v in test.operand.values]))
+        else:
+            out.append(test)
+    return out
+
+
+def _tests_attr(test: ir.Expr, attr: str) -> bool:
+    """Whether `test` reads `self.attr` (the lazy `if self.ev is None`)."""
+    return any(ir.self_attr(e) == attr for e in ir.walk(test))
 
 
 def _guard_of(stmts: tuple[ir.Stmt, ...], attr: str) -> list[ir.Expr] | None:
@@ -406,6 +570,14 @@ def _const_param(test: ir.Expr, frame: Frame) -> bool | None:
         return None
     binding = frame.param(test.id)
     return binding.const if binding is not None else None
+
+
+def _is_docstring(stmt: ir.Stmt) -> bool:
+    return (
+        isinstance(stmt, ir.Eval)
+        and isinstance(stmt.value, ir.Const)
+        and isinstance(stmt.value.value, str)
+    )
 
 
 def _is_none(expr: ir.Expr) -> bool:

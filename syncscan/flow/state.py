@@ -15,7 +15,7 @@ bounded however many branches a step has.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from syncscan.flow import alternatives as alt
@@ -310,7 +310,7 @@ def merge(states: list[PathState]) -> list[PathState]:
             lost = alt.joined(((s.assumptions, s.alternatives) for s in group), ())
         # Stream facts do not keep states apart (they would multiply them by every
         # set of memory a path touched); a merged state joins them.
-        streams = stream_model.join([s.streams for s in group])
+        streams = stream_model.join([s.streams for s in group], _modes_apart(group))
         for mode in alt.exact_modes([s.assumptions for s in group]):
             alternatives = alt.within(lost, mode) if lost else ()
             merged.append(first.but(assumptions=mode, alternatives=alternatives, streams=streams))
@@ -427,9 +427,20 @@ def join(states: list[PathState], assumptions: tuple | None = None) -> PathState
             "guarded": guarded,
             "reloaded": reloaded,
             "recorded": recorded,
-            "streams": stream_model.join([s.streams for s in states]),
+            "streams": stream_model.join([s.streams for s in states], _modes_apart(states)),
         }
     )
+
+
+def _modes_apart(states: list[PathState]) -> list[alt.Alternatives] | None:
+    """Each state's modes, for a stream join, where they are not all one or
+    some stream state already holds accesses of narrower modes."""
+    modes = [s.modes() for s in states]
+    if all(m == modes[0] for m in modes[1:]) and not any(
+        s.streams is not None and (s.streams.left_in or s.streams.first_in) for s in states
+    ):
+        return None
+    return modes
 
 
 def dedupe(states: list[PathState]) -> list[PathState]:
@@ -462,9 +473,15 @@ def without_carried(state: PathState, start: dict[str, bool], read: frozenset[st
 
     kept = own(state.assumptions)
     modes = tuple(own(m) for m in state.alternatives)
-    if kept == state.assumptions and modes == state.alternatives:
+    streams = state.streams
+    if streams is not None and (streams.left_in or streams.first_in):
+        left_in = tuple((k, tuple(own(m) for m in ms)) for k, ms in streams.left_in)
+        first_in = tuple((k, tuple(own(m) for m in ms)) for k, ms in streams.first_in)
+        if left_in != streams.left_in or first_in != streams.first_in:
+            streams = replace(streams, left_in=left_in, first_in=first_in)
+    if kept == state.assumptions and modes == state.alternatives and streams is state.streams:
         return state
-    return state.but(assumptions=kept, alternatives=modes)
+    return state.but(assumptions=kept, alternatives=modes, streams=streams)
 
 
 def canonical(state: PathState) -> PathState:

@@ -162,14 +162,21 @@ class StepAnalyzer:
             return ()
         found = {h.key: h for h in facts.hazards}
         if facts.live:
-            paired: set[int] = set()
+            paired: set[tuple] = set()
             for _, (following, _) in next_steps:
                 after = following.streams
-                if after is None or id(after) in paired or not self._same_mode(state, following):
+                if after is None:
                     continue
-                paired.add(id(after))
+                # Paths sharing stream facts pair alike, unless a join left some
+                # live accesses in narrower modes: then the next step's mode counts.
+                tagged = facts.left_in or after.first_in
+                seen = (id(after), following.modes() if tagged else None)
+                if seen in paired or not self._same_mode(state, following):
+                    continue
+                paired.add(seen)
                 for hazard in self._pair(facts, after):
-                    found.setdefault(hazard.key, hazard)
+                    if self._left_in_mode(state, hazard, following):
+                        found.setdefault(hazard.key, hazard)
         return tuple(found.values())
 
     def _pair(self, end: StreamFacts, following: StreamFacts) -> list[Hazard]:
@@ -180,6 +187,16 @@ class StepAnalyzer:
         if key not in self._pairs:
             self._pairs[key] = (end, following, next_step_hazards(end, following))
         return self._pairs[key][2]
+
+    def _entry_state(self, root: StepRoot) -> PathState:
+        """The state a step begins in: on the pack's step stream, where the
+        loop runs in its context and the root's class has that attribute."""
+        stream = root.spec.stream
+        attr = stream.removeprefix("self.")
+        assigned = self.walker.types.attribute_assignments(root.self_class)
+        if stream and any(target == attr for target, _, _ in assigned):
+            return PathState(streams=StreamFacts(current=stream))
+        return PathState()
 
     def _walk(self, root: StepRoot) -> list[Final] | str:
         """The root's distinct final paths, or why it could not be walked."""
@@ -207,7 +224,7 @@ class StepAnalyzer:
             root.function, root.self_class, "self", (), root.function.flag_params, anchors
         )
         assert frame is not None
-        fall, exits = self.walker.run(frame, [PathState()])
+        fall, exits = self.walker.run(frame, [self._entry_state(root)])
         continuations = [
             m
             for name in root.continuation
@@ -429,6 +446,30 @@ class StepAnalyzer:
                 return False
         return True
 
+    def _left_in_mode(self, end_state: PathState, hazard: Hazard, following: PathState) -> bool:
+        """Whether the path that left the end's live access in `hazard` and the
+        one that made the next step's access can run one after the other: their
+        instance modes agree (a join may hold either for some of its paths only)."""
+        end = end_state.streams
+        left = end.modes_left((hazard.memory, hazard.first_kind, hazard.first_stream))
+        first = following.streams.modes_first(
+            (hazard.memory, hazard.second_kind, hazard.second_stream)
+        )
+        if left is None and first is None:
+            return True
+        idle = self.packs.vocabulary.names("idle_conditions")
+        later = (
+            tuple(_instance_mode(m, idle) for m in first)
+            if first is not None
+            else _instance_modes(following, idle)
+        )
+        earlier = (
+            tuple(_instance_mode(m, idle) for m in left)
+            if left is not None
+            else _instance_modes(end_state, idle)
+        )
+        return any(_modes_agree(a, b) for a in earlier for b in later)
+
     def _leaves_slot_unwaited(
         self, state: PathState, returns: tuple[ReturnInfo, ...], buffer: str
     ) -> bool:
@@ -441,10 +482,13 @@ def _instance_modes(state: PathState, idle: frozenset[str]) -> tuple[dict[str, b
     cached = state.__dict__.get("_instance_modes")
     if cached is None:
         cached = state.__dict__["_instance_modes"] = tuple(
-            {k: v for k, v in mode if not is_per_step(k, idle) and not is_root_parameter(k)}
-            for mode in state.modes()
+            _instance_mode(mode, idle) for mode in state.modes()
         )
     return cached
+
+
+def _instance_mode(mode: tuple[tuple[str, bool], ...], idle: frozenset[str]) -> dict[str, bool]:
+    return {k: v for k, v in mode if not is_per_step(k, idle) and not is_root_parameter(k)}
 
 
 def _modes_agree(a: dict[str, bool], b: dict[str, bool]) -> bool:

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from syncscan.flow import alternatives as alt
+
 CURRENT = "<current>"  # the stream current at the walk's entry
 DEFAULT = "<default>"  # the default stream, named by a call (`torch.cuda.default_stream()`)
 HOST = "<host>"  # the host thread, as an agent that knows what it waited for
@@ -77,6 +79,11 @@ class StreamFacts:
     exposed: tuple[tuple[Key, Trace, frozenset[str]], ...] = ()
     waits: frozenset[tuple[str, str, str]] = frozenset()  # (waiter, waited, "stream" | "event")
     hazards: tuple[Hazard, ...] = ()
+    # Live access -> the instance modes of the paths that left it live, where a
+    # join of paths in different modes holds it; absent, the state's own modes.
+    left_in: tuple[tuple[Key, alt.Alternatives], ...] = ()
+    # The same for first accesses (`exposed`): the modes of the paths that made them.
+    first_in: tuple[tuple[Key, alt.Alternatives], ...] = ()
 
     def facts(self) -> tuple:
         return (
@@ -86,6 +93,8 @@ class StreamFacts:
             self.knows,
             tuple((k, a) for k, _, a in self.exposed),
             tuple(h.key for h in self.hazards),
+            self.left_in,
+            self.first_in,
         )
 
     def agents(self) -> frozenset[str]:
@@ -113,6 +122,15 @@ class StreamFacts:
         own = _lookup(self.knows, stream)
         host = _lookup(self.knows, HOST)
         return own | host if host else own
+
+    def modes_left(self, key: Key) -> alt.Alternatives | None:
+        """The modes of the paths that left live access `key`, where a join
+        narrowed them below the state's own (None: the state's modes)."""
+        return _tagged(self.left_in, key)
+
+    def modes_first(self, key: Key) -> alt.Alternatives | None:
+        """The same for the first access `key` (`exposed`)."""
+        return _tagged(self.first_in, key)
 
     def event(self, name: str) -> tuple[frozenset[Key], frozenset[str], str] | None:
         for event, covered, agents, stream in self.events:
@@ -143,8 +161,17 @@ class StreamFacts:
         exposed = self.exposed
         if all(k != key for k, _, _ in exposed):
             exposed = (*exposed, (key, trace, self.known(stream)))
+        left_in = tuple(x for x in self.left_in if x[0] != key) if self.left_in else ()
         return StreamFacts(
-            self.current, live, self.events, self.knows, exposed, self.waits, tuple(hazards)
+            self.current,
+            live,
+            self.events,
+            self.knows,
+            exposed,
+            self.waits,
+            tuple(hazards),
+            left_in,
+            self.first_in,
         )
 
     def with_current(self, stream: str) -> StreamFacts:
@@ -195,17 +222,28 @@ class StreamFacts:
     def _but(self, **changes: object) -> StreamFacts:
         values = {**self.__dict__, **changes}
         values.pop("_agents", None)
+        if self.left_in and "live" in changes:
+            keys = {k for k, _, _ in values["live"]}
+            values["left_in"] = tuple(x for x in self.left_in if x[0] in keys)
+        if self.first_in and "exposed" in changes:
+            keys = {k for k, _, _ in values["exposed"]}
+            values["first_in"] = tuple(x for x in self.first_in if x[0] in keys)
         return StreamFacts(**values)
 
     def carried(self) -> StreamFacts:
-        """What the next step sees of this one: its live accesses and event records."""
-        return StreamFacts(live=self.live, events=self.events, waits=self.waits)
+        """What the next step sees of this one: its live accesses (with the modes
+        that left them) and event records."""
+        return StreamFacts(
+            live=self.live, events=self.events, waits=self.waits, left_in=self.left_in
+        )
 
 
 def _shape(waits: frozenset[tuple[str, str, str]], waiter: str, waited: str) -> str:
     """Why `waiter`'s access is not ordered after `waited`'s, from the waits made."""
     if (waiter, waited, "event") in waits:
         return STALE_EVENT
+    if any(w[0] == waiter and w[2] == "event" and w[1].startswith(EVENT) for w in waits):
+        return STALE_EVENT  # on an event an earlier step recorded, not after this access
     if (waiter, waited, "stream") in waits:
         return WAIT_TOO_EARLY
     if any(w[0] == waited and w[1] == waiter for w in waits):
@@ -357,6 +395,7 @@ def compose(before: StreamFacts | None, out: StreamFacts | None, at) -> StreamFa
 
     exposed = list(before.exposed)
     keys = {k for k, _, _ in exposed}
+    before_keys = set(keys)
     for (memory, kind, stream), trace, agents in out.exposed:
         key = (memory, kind, name(stream))
         if key not in keys:
@@ -364,6 +403,21 @@ def compose(before: StreamFacts | None, out: StreamFacts | None, at) -> StreamFa
             keys.add(key)
 
     waits = before.waits | {(name(a), name(b), how) for a, b, how in out.waits}
+    left_in = before.left_in
+    if left_in or out.left_in:
+        # The callee's own live accesses carry its tags (or its path's modes).
+        narrowed = dict(before.left_in)
+        for (memory, kind, stream), _, _ in out.live:
+            narrowed.pop((memory, kind, name(stream)), None)
+        for (memory, kind, stream), modes in out.left_in:
+            narrowed[(memory, kind, name(stream))] = modes
+        live_keys = {k for k, _, _ in merged_live}
+        left_in = tuple(sorted((k, m) for k, m in narrowed.items() if k in live_keys))
+    first_in = before.first_in
+    if out.first_in:
+        renamed = {(m, k, name(s)): modes for (m, k, s), modes in out.first_in}
+        new = {key: modes for key, modes in renamed.items() if key not in before_keys}
+        first_in = tuple(sorted({**dict(before.first_in), **new}.items()))
     return StreamFacts(
         before.current,
         merged_live,
@@ -372,12 +426,19 @@ def compose(before: StreamFacts | None, out: StreamFacts | None, at) -> StreamFa
         tuple(exposed),
         waits,
         tuple(hazards),
+        left_in,
+        first_in,
     )
 
 
-def join(facts: list[StreamFacts | None]) -> StreamFacts | None:
+def join(
+    facts: list[StreamFacts | None], modes: list[alt.Alternatives] | None = None
+) -> StreamFacts | None:
     """One stream state for several paths: what some path may have left live
-    (ordered only where every path ordered it), what every path must know."""
+    (ordered only where every path ordered it), what every path must know.
+    `modes`: each path's instance modes, where they differ; a live access that
+    only some of them left keeps theirs (`left_in`), so the next step is paired
+    with it only in a mode where it can be live."""
     present = [f for f in facts if f is not None]
     if not present:
         return None
@@ -424,7 +485,35 @@ def join(facts: list[StreamFacts | None]) -> StreamFacts | None:
         tuple((k, t, a) for k, (t, a) in exposed.items()),
         frozenset().union(*(s.waits for s in states)),
         tuple(hazards.values()),
+        _narrowed(states, modes, "live") if modes is not None else (),
+        _narrowed(states, modes, "exposed") if modes is not None else (),
     )
+
+
+def _tagged(tags: tuple[tuple[Key, alt.Alternatives], ...], key: Key) -> alt.Alternatives | None:
+    for entry, modes in tags:
+        if entry == key:
+            return modes
+    return None
+
+
+def _narrowed(
+    states: list[StreamFacts], modes: list[alt.Alternatives], entries: str
+) -> tuple[tuple[Key, alt.Alternatives], ...]:
+    """Per live (or first) access, the modes of the paths that made it, where
+    narrower than all the joined paths' (past the alternatives' cap: none kept)."""
+    every = alt.union(modes)
+    contributed: dict[Key, list[alt.Alternatives]] = {}
+    for state, own in zip(states, modes, strict=True):
+        tags = state.left_in if entries == "live" else state.first_in
+        for key, _, _ in getattr(state, entries):
+            contributed.setdefault(key, []).append(_tagged(tags, key) or own)
+    found = []
+    for key, lists in contributed.items():
+        narrowed = alt.union(lists)
+        if narrowed and narrowed != every:
+            found.append((key, narrowed))
+    return tuple(sorted(found))
 
 
 def _meet(

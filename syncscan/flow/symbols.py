@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from syncscan.flow import alternatives as alt
+from syncscan.flow.alternatives import Alternatives
 from syncscan.flow.buffers import holder_of_path
 from syncscan.flow.frames import ParamBinding
 from syncscan.flow.identity import Anchors, within
@@ -158,6 +160,12 @@ class Renamer:
             memory = t(k[0])
             return (self._memory(memory) if memory != k[0] else memory, k[1], t(k[2]))
 
+        def tagged(tags: tuple[tuple[Key, Alternatives], ...]) -> tuple:
+            return _one_mode_per_key(
+                (key(k), tuple(tuple(sorted((t(p), v) for p, v in m)) for m in modes))
+                for k, modes in tags
+            )
+
         return StreamFacts(
             t(facts.current),
             _one_per_key((key(k), trace, names(o)) for k, trace, o in facts.live),
@@ -179,6 +187,8 @@ class Renamer:
                 )
                 for h in facts.hazards
             ),
+            tagged(facts.left_in),
+            tagged(facts.first_in),
         )
 
 
@@ -189,6 +199,16 @@ def _one_per_key(entries: Iterable[Live]) -> tuple[Live, ...]:
     for key, trace, orders in entries:
         kept[key] = (kept[key][0], kept[key][1] & orders) if key in kept else (trace, orders)
     return tuple(sorted((k, t, o) for k, (t, o) in kept.items()))
+
+
+def _one_mode_per_key(
+    entries: Iterable[tuple[Key, Alternatives]],
+) -> tuple[tuple[Key, Alternatives], ...]:
+    """The modes that left live accesses whose memories got one name: both's."""
+    kept: dict[Key, Alternatives] = {}
+    for key, modes in entries:
+        kept[key] = alt.union([kept[key], modes]) if key in kept else modes
+    return tuple(sorted((k, m) for k, m in kept.items() if m))
 
 
 def _first_per_key(entries: Iterable[Live]) -> tuple[Live, ...]:

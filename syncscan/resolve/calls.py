@@ -52,11 +52,15 @@ class CallResolver:
         types: TypeOracle,
         launch_decorators: frozenset[str],
         rpc: tuple[RpcDispatch, ...] = (),
+        other_device_modules: frozenset[str] = frozenset(),
     ):
         self.program = program
         self.types = types
         self.launch_decorators = launch_decorators
         self.rpc = {row.method: row for row in rpc}
+        # Packages of classes for other devices (an NPU graph runner): the
+        # engine never makes one on the device analysed, so no call reaches them.
+        self.other_device_modules = tuple(sorted(other_device_modules))
         self._sites: dict[tuple[int, str | None, str | None], CallSite] = {}
 
     def resolve(self, call: ir.Call, scope: Scope) -> CallSite:
@@ -205,10 +209,15 @@ class CallResolver:
                     externals.append(f"{t}.{method}")
                 continue
             for version_class, found in self.program.overrides(cls_name, method):
-                callees.append(Callee(found, version_class, "attribute"))
+                if not _in_package(version_class, self.other_device_modules):
+                    callees.append(Callee(found, version_class, "attribute"))
         unique = {(c.function.qualname, c.self_class): c for c in callees}
         external = externals[0] if externals and not unique else None
         return CallSite(call, tuple(unique.values()), external, method, base, receiver_types)
+
+
+def _in_package(qualname: str, packages: tuple[str, ...]) -> bool:
+    return any(qualname.startswith(f"{p}.") for p in packages)
 
 
 def _is_local(expr: ir.Expr, scope: Scope, types: TypeOracle) -> bool:

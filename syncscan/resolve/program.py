@@ -146,6 +146,12 @@ class Program:
         sub = f"{module.module}.{head}"
         if sub in self.project.modules:
             return self.lookup(".".join([sub, *tail]), depth + 1)
+        # A name a `from m import *` brought in (a package re-exporting its modules).
+        for binding in module.imports:
+            if binding.name == "*" and binding.target in self.project.modules:
+                found = self.lookup(".".join([binding.target, head, *tail]), depth + 1)
+                if found.kind != "external":
+                    return found
         return Symbol("external", qualname)
 
     def import_target(self, module: ModuleSummary, name: str) -> str | None:
