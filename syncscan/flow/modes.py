@@ -6,8 +6,11 @@ with a boolean default (`dummy_run=False`). Predicates correlate: an attribute
 assigned `X() if P else None` is non-None exactly when P holds, so testing it
 is testing P; one assigned `0` and then, under P, a value that is surely
 non-zero (`n = 0; if P: n = cfg.k` with `k` validated positive) is truthy
-exactly when P holds. Anything else is data: both branches stay possible, and
-no assumption is recorded (three-valued logic).
+exactly when P holds. One the step sets lazily under P (`if P: if self.ev is
+None: self.ev = Event()`) found set implies P, since P held on the step that
+set it. A mode object's method that is one comparison with a constant
+(`return self != Algo.NONE`) is that comparison. Anything else is data: both
+branches stay possible, and no assumption is recorded (three-valued logic).
 """
 
 from __future__ import annotations

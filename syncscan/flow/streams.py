@@ -19,6 +19,10 @@ function: `knows` says, per stream, which streams' work from before the walk
 it is now ordered after (`exposed` keeps that per first access), in terms of
 the walk's entry; `compose` replays it after any caller state. `CURRENT` is
 the stream current when the walk began: the caller's current stream.
+
+Path states of different modes that merge join their stream facts; each live
+and first access then keeps the modes of the paths that made it (`left_in`,
+`first_in`), so a step is paired with the next only where those agree.
 """
 
 from __future__ import annotations
