@@ -51,7 +51,7 @@ class ModeOracle:
         self.assigned_on_step = assigned_on_step
         self.root_mode_params = root_mode_params
         self._set_when: dict[tuple[str, str, bool], tuple[ir.Expr, Scope] | None] = {}
-        self._set_lazily: dict[tuple[str, str, bool], list[tuple[ir.Expr, Scope]]] = {}
+        self._set_lazily: dict[tuple[str, str, bool], tuple[Scope, list[ir.Expr]] | None] = {}
 
     # ------------------------------------------------------------------ splitting
     def split(
@@ -156,12 +156,13 @@ class ModeOracle:
         if owner is None:
             return split
         (class_qualname, attr), holder = owner
-        modes = self._lazy_modes(class_qualname, attr, truth=found is None)
-        if not modes:
+        lazy = self._lazy_modes(class_qualname, attr, truth=found is None)
+        if lazy is None:
             return split
-        inner = Frame(modes[0][1], holder, (), frame.mode_params, frame.relpath, frame.anchors)
+        scope, conditions = lazy
+        inner = Frame(scope, holder, (), frame.mode_params, frame.relpath, frame.anchors)
         set_states = split[0] if set_if_true else split[1]
-        for condition, _ in modes:
+        for condition in conditions:
             holds = True
             while isinstance(condition, ir.Not):
                 condition, holds = condition.operand, not holds
@@ -179,18 +180,19 @@ class ModeOracle:
 
     def _lazy_modes(
         self, class_qualname: str, attr: str, truth: bool
-    ) -> list[tuple[ir.Expr, Scope]]:
-        """The conditions around the class's only setting assignment of an
-        attribute the step assigns, less its own `is None` test, with the scope
-        they are written in."""
+    ) -> tuple[Scope, list[ir.Expr]] | None:
+        """The scope of the class's only setting assignment of an attribute the
+        step assigns, and the conditions around it less its own `is None` test;
+        None when there are none."""
         key = (class_qualname, attr, truth)
         if key not in self._set_lazily:
-            found: list[tuple[ir.Expr, Scope]] = []
+            found = None
             if (class_qualname, attr) in self.assigned_on_step:
                 setting = self._setting_assignments(class_qualname, attr, truth)
                 if len(setting) == 1 and (scope := setting[0][1]).function is not None:
                     guard = _guard_of(scope.function.body, attr) or []
-                    found = [(c, scope) for c in _conjuncts(guard) if not _tests_attr(c, attr)]
+                    conditions = [c for c in _conjuncts(guard) if not _tests_attr(c, attr)]
+                    found = (scope, conditions) if conditions else None
             self._set_lazily[key] = found
         return self._set_lazily[key]
 
@@ -277,7 +279,7 @@ class ModeOracle:
                 if key is None:
                     return None
                 return (f"{key} == {right.value!r}", op == "==")
-            constant = self._constant(right, frame.scope)
+            constant = self._constant(right, frame.scope.module)
             if op in ("==", "!=", "is", "is not") and constant is not None:
                 key = self._mode_path(expr.left, frame)
                 return (f"{key} == {constant}", op in ("==", "is")) if key else None
@@ -334,12 +336,11 @@ class ModeOracle:
         constant = self._constant(value.comparators[0], module) if module else None
         return (constant, value.ops[0] in ("==", "is")) if constant else None
 
-    def _constant(self, expr: ir.Expr, where: Scope | ModuleSummary) -> str | None:
+    def _constant(self, expr: ir.Expr, module: ModuleSummary) -> str | None:
         """The qualified name of a module-level constant or class attribute
-        (`Algo.NONE`), written as an attribute; None for anything else."""
+        (`Algo.NONE`) written in `module`; None for anything else."""
         if not isinstance(expr, ir.Attr):
             return None
-        module = where.module if isinstance(where, Scope) else where
         return self.types.program.resolve_dotted(module, expr)
 
     def _singleton_attr(self, expr: ir.Expr, frame: Frame) -> str | None:

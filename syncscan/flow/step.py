@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from syncscan.flow.alternatives import Alternatives
 from syncscan.flow.identity import root_anchors
 from syncscan.flow.keys import assigned_key, entry_path
 from syncscan.flow.modes import is_per_step
@@ -458,17 +459,10 @@ class StepAnalyzer:
         if left is None and first is None:
             return True
         idle = self.packs.vocabulary.names("idle_conditions")
-        later = (
-            tuple(_instance_mode(m, idle) for m in first)
-            if first is not None
-            else _instance_modes(following, idle)
+        earlier = _access_modes(left, end_state, idle)
+        return any(
+            _modes_agree(a, b) for a in earlier for b in _access_modes(first, following, idle)
         )
-        earlier = (
-            tuple(_instance_mode(m, idle) for m in left)
-            if left is not None
-            else _instance_modes(end_state, idle)
-        )
-        return any(_modes_agree(a, b) for a in earlier for b in later)
 
     def _leaves_slot_unwaited(
         self, state: PathState, returns: tuple[ReturnInfo, ...], buffer: str
@@ -485,6 +479,15 @@ def _instance_modes(state: PathState, idle: frozenset[str]) -> tuple[dict[str, b
             _instance_mode(mode, idle) for mode in state.modes()
         )
     return cached
+
+
+def _access_modes(
+    tags: Alternatives | None, state: PathState, idle: frozenset[str]
+) -> tuple[dict[str, bool], ...]:
+    """The instance modes of the paths that made an access: its tags, else the state's."""
+    if tags is None:
+        return _instance_modes(state, idle)
+    return tuple(_instance_mode(mode, idle) for mode in tags)
 
 
 def _instance_mode(mode: tuple[tuple[str, bool], ...], idle: frozenset[str]) -> dict[str, bool]:

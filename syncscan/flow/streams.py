@@ -489,8 +489,8 @@ def join(
         tuple((k, t, a) for k, (t, a) in exposed.items()),
         frozenset().union(*(s.waits for s in states)),
         tuple(hazards.values()),
-        _narrowed(states, modes, "live") if modes is not None else (),
-        _narrowed(states, modes, "exposed") if modes is not None else (),
+        _narrowed([(s.live, s.left_in) for s in states], modes) if modes is not None else (),
+        _narrowed([(s.exposed, s.first_in) for s in states], modes) if modes is not None else (),
     )
 
 
@@ -502,15 +502,16 @@ def _tagged(tags: tuple[tuple[Key, alt.Alternatives], ...], key: Key) -> alt.Alt
 
 
 def _narrowed(
-    states: list[StreamFacts], modes: list[alt.Alternatives], entries: str
+    paths: list[tuple[tuple[Live, ...], tuple[tuple[Key, alt.Alternatives], ...]]],
+    modes: list[alt.Alternatives],
 ) -> tuple[tuple[Key, alt.Alternatives], ...]:
-    """Per live (or first) access, the modes of the paths that made it, where
-    narrower than all the joined paths' (past the alternatives' cap: none kept)."""
+    """Per live (or first) access, the modes of the joined paths that made it
+    (each path's entries and their tags, with its own modes), where narrower
+    than all the paths' modes together."""
     every = alt.union(modes)
     contributed: dict[Key, list[alt.Alternatives]] = {}
-    for state, own in zip(states, modes, strict=True):
-        tags = state.left_in if entries == "live" else state.first_in
-        for key, _, _ in getattr(state, entries):
+    for (entries, tags), own in zip(paths, modes, strict=True):
+        for key, _, _ in entries:
             contributed.setdefault(key, []).append(_tagged(tags, key) or own)
     found = []
     for key, lists in contributed.items():
