@@ -1074,3 +1074,42 @@ class NpuGraphRunner(GraphRunner):
     write_project(tmp_path, files, pack)
     result = analyse(tmp_path)
     assert bool(result.findings) is reported, [f.message for f in result.findings]
+
+
+@pytest.mark.parametrize(("effect_free", "reported"), [("", True), ("eng.Staging.stage", False)])
+def test_a_function_a_pack_declares_effect_free_is_not_walked(
+    tmp_path: Path, effect_free: str, reported: bool
+) -> None:
+    """A pinned staging branch that never runs on the device analysed (the
+    pack says why) is not walked: the call resolves and has no effect."""
+    source = """
+import torch
+
+
+class Staging:
+    def __init__(self):
+        self.lens = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.lens_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+
+    def stage(self, given, batch):
+        if given is not None:
+            return given
+        self.lens[: len(batch)] = batch
+        self.lens_gpu.copy_(self.lens, non_blocking=True)
+        return self.lens_gpu
+
+
+class Runner:
+    def __init__(self):
+        self.staging = Staging()
+
+    def execute_model(self, batch):
+        self.staging.stage(batch.lens, batch)
+        return {}
+"""
+    pack = PACK + (
+        f'[vocabulary]\neffect_free_functions = ["{effect_free}"]\n' if effect_free else ""
+    )
+    write_project(tmp_path, {"eng.py": source}, pack)
+    result = analyse(tmp_path)
+    assert bool(result.findings) is reported, [f.message for f in result.findings]

@@ -36,6 +36,7 @@ class Analysis:
             packs.vocabulary.names("launch_decorators"),
             packs.rpc,
             packs.vocabulary.names("other_device_modules"),
+            packs.vocabulary.names("effect_free_functions"),
         )
         self.buffers = BufferOracle(self.program, self.types, packs.vocabulary)
         self.notes: list[str] = []

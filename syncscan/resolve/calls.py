@@ -39,10 +39,16 @@ class CallSite:
     receiver_types: frozenset[str] = frozenset()
     constructs: str | None = None  # the class a constructor call builds
     kernel: FunctionSummary | None = None  # `kernel[grid](...)` of a decorated kernel
+    # Callees a pack declares effect-free: resolved, but never walked.
+    effect_free: tuple[str, ...] = ()
 
     @property
     def resolved(self) -> bool:
-        return bool(self.callees) or self.external is not None or self.kernel is not None
+        return (
+            bool(self.callees or self.effect_free)
+            or self.external is not None
+            or (self.kernel is not None)
+        )
 
 
 class CallResolver:
@@ -53,6 +59,7 @@ class CallResolver:
         launch_decorators: frozenset[str],
         rpc: tuple[RpcDispatch, ...] = (),
         other_device_modules: frozenset[str] = frozenset(),
+        effect_free_functions: frozenset[str] = frozenset(),
     ):
         self.program = program
         self.types = types
@@ -61,6 +68,10 @@ class CallResolver:
         # Packages of classes for other devices (an NPU graph runner): the
         # engine never makes one on the device analysed, so no call reaches them.
         self.other_device_modules = tuple(sorted(other_device_modules))
+        # Functions a pack states make no device access, pinned write or wait on
+        # the device analysed (their device work sits on a branch that never runs
+        # there): calls to them resolve, and the walk does not enter them.
+        self.effect_free_functions = effect_free_functions
         self._sites: dict[tuple[int, str | None, str | None], CallSite] = {}
 
     def resolve(self, call: ir.Call, scope: Scope) -> CallSite:
@@ -69,8 +80,19 @@ class CallResolver:
         key = (id(call), function, scope.self_class)
         site = self._sites.get(key)
         if site is None or site.call is not call:
-            site = self._sites[key] = self._resolve(call, scope)
+            site = self._sites[key] = self._without_effect_free(self._resolve(call, scope))
         return site
+
+    def _without_effect_free(self, site: CallSite) -> CallSite:
+        skipped = tuple(
+            c.function.qualname
+            for c in site.callees
+            if c.function.qualname in self.effect_free_functions
+        )
+        if not skipped:
+            return site
+        kept = tuple(c for c in site.callees if c.function.qualname not in skipped)
+        return replace(site, callees=kept, effect_free=skipped)
 
     def _resolve(self, call: ir.Call, scope: Scope) -> CallSite:
         func = call.func
