@@ -1113,3 +1113,51 @@ class Runner:
     write_project(tmp_path, {"eng.py": source}, pack)
     result = analyse(tmp_path)
     assert bool(result.findings) is reported, [f.message for f in result.findings]
+
+
+@pytest.mark.parametrize(("decorator", "reported"), [("", True), ("@abstractmethod", False)])
+def test_dispatch_through_an_abstract_base_reaches_only_its_overrides(
+    tmp_path: Path, decorator: str, reported: bool
+) -> None:
+    """Every concrete backend waits; the abstract base's `...` body never runs
+    for an instance, so the wait is on every path (a plain base method could)."""
+    source = f"""
+from abc import ABC, abstractmethod
+
+import torch
+
+
+class Backend(ABC):
+    {decorator}
+    def finish(self): ...
+
+
+class FullBackend(Backend):
+    def finish(self):
+        torch.cuda.synchronize()
+
+
+class PiecewiseBackend(Backend):
+    def finish(self):
+        torch.cuda.synchronize()
+
+
+def make_backend(full) -> Backend:
+    return FullBackend() if full else PiecewiseBackend()
+
+
+class Runner:
+    def __init__(self, full):
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.ids_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+        self.backend = make_backend(full)
+
+    def execute_model(self, batch):
+        self.ids[: len(batch)] = batch
+        self.ids_gpu.copy_(self.ids, non_blocking=True)
+        self.backend.finish()
+        return {{}}
+"""
+    write_project(tmp_path, {"eng.py": source}, PACK)
+    result = analyse(tmp_path)
+    assert bool(result.findings) is reported, [f.message for f in result.findings]

@@ -225,14 +225,19 @@ class Program:
 
     def overrides(self, class_qualname: str, method: str) -> list[tuple[str, FunctionSummary]]:
         """(class, function) for the method `class_qualname` runs (its own or
-        inherited), then for each subclass that defines its own version."""
+        inherited), then for each subclass that defines its own version.
+
+        An `@abstractmethod` is left out where a concrete version exists: no
+        instance runs it (its class cannot be instantiated), so a dispatch
+        through the abstract base reaches only the overrides."""
         found = self.find_method(class_qualname, method)
         versions = [(class_qualname, found)] if found is not None else []
         for sub in self.subclasses(class_qualname, method):
             cls = self.find_class(sub)
             if cls is not None and method in cls.methods:
                 versions.append((sub, cls.methods[method]))
-        return versions
+        concrete = [(c, f) for c, f in versions if not f.has_decorator("abstractmethod")]
+        return concrete or versions
 
     def is_subclass(self, child: str, parent: str) -> bool:
         return any(c.qualname == parent for c in self.mro(child))
