@@ -33,6 +33,17 @@ def codes(root: Path, source: str, pack: str = PACK) -> list[tuple[str, str]]:
     return sorted((f.code, f.location.function) for f in analyse(root).findings)
 
 
+def messages(root: Path, files: dict[str, str], pack: str = PACK) -> list[str]:
+    """The message of every finding on an engine made of `files`."""
+    write_project(root, files, pack)
+    return [f.message for f in analyse(root).findings]
+
+
+def with_vocabulary(pack: str, key: str, name: str) -> str:
+    """`pack` with a one-name vocabulary list `key` (nothing added for no name)."""
+    return pack + (f'[vocabulary]\n{key} = ["{name}"]\n' if name else "")
+
+
 # A persistent pinned buffer copied to the device with non_blocking=True every
 # step and rewritten by the next step: nothing orders the write after the copy.
 UNORDERED = """
@@ -1018,10 +1029,8 @@ class Runner:
             self.ids_gpu.copy_(self.ids, non_blocking=True)
         return {}
 """
-    pack = PACK + (f'[vocabulary]\nassume_false = ["{assume}"]\n' if assume else "")
-    write_project(tmp_path, {"eng.py": source}, pack)
-    result = analyse(tmp_path)
-    assert bool(result.findings) is reported, [f.message for f in result.findings]
+    found = messages(tmp_path, {"eng.py": source}, with_vocabulary(PACK, "assume_false", assume))
+    assert bool(found) is reported, found
 
 
 @pytest.mark.parametrize(("other", "reported"), [("", True), ("eng.npu", False)])
@@ -1062,18 +1071,17 @@ class NpuGraphRunner(GraphRunner):
         self.ids_gpu.copy_(self.ids, non_blocking=True)
         return {}
 """
-    pack = PACK.replace("eng.Runner", "eng.core.Runner")
-    if other:
-        pack += f'[vocabulary]\nother_device_modules = ["{other}"]\n'
+    pack = with_vocabulary(
+        PACK.replace("eng.Runner", "eng.core.Runner"), "other_device_modules", other
+    )
     files = {
         "eng/__init__.py": "",
         "eng/core.py": core,
         "eng/npu/__init__.py": "",
         "eng/npu/graph.py": npu,
     }
-    write_project(tmp_path, files, pack)
-    result = analyse(tmp_path)
-    assert bool(result.findings) is reported, [f.message for f in result.findings]
+    found = messages(tmp_path, files, pack)
+    assert bool(found) is reported, found
 
 
 @pytest.mark.parametrize(("effect_free", "reported"), [("", True), ("eng.Staging.stage", False)])
@@ -1107,12 +1115,9 @@ class Runner:
         self.staging.stage(batch.lens, batch)
         return {}
 """
-    pack = PACK + (
-        f'[vocabulary]\neffect_free_functions = ["{effect_free}"]\n' if effect_free else ""
-    )
-    write_project(tmp_path, {"eng.py": source}, pack)
-    result = analyse(tmp_path)
-    assert bool(result.findings) is reported, [f.message for f in result.findings]
+    pack = with_vocabulary(PACK, "effect_free_functions", effect_free)
+    found = messages(tmp_path, {"eng.py": source}, pack)
+    assert bool(found) is reported, found
 
 
 @pytest.mark.parametrize(("decorator", "reported"), [("", True), ("@abstractmethod", False)])
@@ -1158,6 +1163,5 @@ class Runner:
         self.backend.finish()
         return {{}}
 """
-    write_project(tmp_path, {"eng.py": source}, PACK)
-    result = analyse(tmp_path)
-    assert bool(result.findings) is reported, [f.message for f in result.findings]
+    found = messages(tmp_path, {"eng.py": source})
+    assert bool(found) is reported, found

@@ -44,11 +44,8 @@ class CallSite:
 
     @property
     def resolved(self) -> bool:
-        return (
-            bool(self.callees or self.effect_free)
-            or self.external is not None
-            or (self.kernel is not None)
-        )
+        known = self.callees or self.effect_free or self.kernel is not None
+        return bool(known) or self.external is not None
 
 
 class CallResolver:
