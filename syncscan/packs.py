@@ -95,6 +95,18 @@ class UnreadUpload:
 
 
 @dataclass(frozen=True)
+class DeadStore:
+    """What `function` writes into `buffer` (named as witnesses name it:
+    `Class.attribute`) is overwritten before anything reads it (a pack fact):
+    a landing copy that overwrites it instead changes no result, so the host
+    write races nothing and the walk does not record it."""
+
+    function: str
+    buffer: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class Vocabulary:
     """The merged API vocabulary of every active pack (lists are unioned)."""
 
@@ -125,6 +137,7 @@ class PackSet:
     # output (an encoder-only producer): a torn upload there changes no result.
     unread_modes: tuple[BoundedMode, ...] = ()
     unread_uploads: tuple[UnreadUpload, ...] = ()
+    dead_stores: tuple[DeadStore, ...] = ()
 
     def label_for(self, predicate: str, value: bool) -> str | None:
         for row in self.mode_labels:
@@ -170,6 +183,7 @@ _PACK_KEYS = frozenset(
         "bounded_mode",
         "unread_mode",
         "unread_upload",
+        "dead_store",
         "quiescence",
         "rpc",
     }
@@ -186,6 +200,7 @@ _ROW_KEYS: dict[str, frozenset[str]] = {
     "bounded_mode": frozenset({"predicate", "value", "reason"}),
     "unread_mode": frozenset({"predicate", "value", "reason"}),
     "unread_upload": frozenset({"launched_in", "predicate", "value", "reason"}),
+    "dead_store": frozenset({"function", "buffer", "reason"}),
     "quiescence": frozenset({"function", "subclasses", "busy_on_entry", "why", "exclude"}),
     "rpc": frozenset({"method", "name_argument", "name_keyword", "receivers"}),
 }
@@ -291,6 +306,7 @@ def load_packs(project: Project) -> PackSet:
     bounded: list[BoundedMode] = []
     unread: list[BoundedMode] = []
     uploads: list[UnreadUpload] = []
+    dead: list[DeadStore] = []
     quiescence: list[QuiescenceSpec] = []
     rpc: list[RpcDispatch] = []
     for source, data in packs:
@@ -364,6 +380,14 @@ def load_packs(project: Project) -> PackSet:
                     _require(source, row, "reason", str),
                 )
             )
+        for row in data.get("dead_store", []):
+            dead.append(
+                DeadStore(
+                    _require(source, row, "function", str),
+                    _require(source, row, "buffer", str),
+                    _require(source, row, "reason", str),
+                )
+            )
         for table, rows in (("bounded_mode", bounded), ("unread_mode", unread)):
             for row in data.get(table, []):
                 rows.append(
@@ -384,5 +408,6 @@ def load_packs(project: Project) -> PackSet:
         bounded_modes=tuple(bounded),
         unread_modes=tuple(unread),
         unread_uploads=tuple(uploads),
+        dead_stores=tuple(dead),
         sources=tuple(sources),
     )

@@ -1120,6 +1120,47 @@ class Runner:
     assert bool(found) is reported, found
 
 
+@pytest.mark.parametrize(("dead", "writer"), [("", "add"), ("eng.Batch.add", "swap")])
+def test_a_write_a_pack_declares_dead_races_nothing(tmp_path: Path, dead: str, writer: str) -> None:
+    """The next step's first write into memory a D2H copy may still be landing
+    races it, unless a pack says nothing reads what that write stores: then
+    the race shown is the next write, whose value is read."""
+    source = """
+import torch
+
+
+class Batch:
+    def __init__(self):
+        self.counts = torch.ones(8, dtype=torch.int64, pin_memory=True)
+
+    def add(self, i):
+        self.counts[i] = 1
+
+    def swap(self, i, j):
+        self.counts[i], self.counts[j] = self.counts[j], self.counts[i]
+
+
+class Runner:
+    def __init__(self):
+        self.batch = Batch()
+        self.counts_gpu = torch.ones(8, dtype=torch.int64, device="cuda")
+        self.counts_event = torch.cuda.Event()
+
+    def execute_model(self, new):
+        for i in new:
+            self.batch.add(i)
+        self.batch.swap(0, 1)
+        self.counts_event.synchronize()
+        self.counts_gpu += self.batch.counts.sum()
+        self.batch.counts.copy_(self.counts_gpu, non_blocking=True)
+        self.counts_event.record()
+        return {}
+"""
+    row = f'[[dead_store]]\nfunction = "{dead}"\nbuffer = "Batch.counts"\nreason = "r"\n'
+    found = messages(tmp_path, {"eng.py": source}, PACK + (row if dead else ""))
+    assert [m.split(" pinned buffer", 1)[0].rsplit(" ", 2)[-2] for m in found] == [writer], found
+
+
 @pytest.mark.parametrize(("decorator", "reported"), [("", True), ("@abstractmethod", False)])
 def test_dispatch_through_an_abstract_base_reaches_only_its_overrides(
     tmp_path: Path, decorator: str, reported: bool

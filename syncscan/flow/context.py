@@ -90,6 +90,7 @@ class Analysis:
             modes,
             self.packs.vocabulary,
             barriers_only=barriers_only,
+            dead_stores=frozenset((d.function, d.buffer) for d in self.packs.dead_stores),
         )
 
     @cached_property

@@ -87,6 +87,7 @@ class Walker:
         vocabulary: Vocabulary,
         budget: int = DEFAULT_BUDGET,
         barriers_only: bool = False,
+        dead_stores: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
         self.program = program
         self.types = types
@@ -94,6 +95,9 @@ class Walker:
         self.buffers = buffers
         self.modes = modes
         self.vocab = vocabulary
+        # (function, buffer) pairs whose writes a pack says nothing reads.
+        self.dead_stores = dead_stores
+        self._dead_store_functions = frozenset(f for f, _ in dead_stores)
         self.budget = budget
         self.work = 0
         self._memo = CalleeMemo()
@@ -454,12 +458,20 @@ class Walker:
         where: tuple[int, int],
         verb: str,
     ) -> list[PathState]:
-        """A host write of `buffer` at (line, column), when it is shared pinned memory."""
+        """A host write of `buffer` at (line, column), when it is shared pinned
+        memory and a pack does not say the value written is dead."""
         access = self._host_access(buffer, frame, where, f"{verb} pinned buffer")
-        if access is None:
+        if access is None or self._dead_store(buffer, frame):
             return states
         trace, identity = access
         return [s.on_write(trace, identity) for s in states]
+
+    def _dead_store(self, buffer: ir.Expr, frame: Frame) -> bool:
+        function = frame.function.qualname
+        if function not in self._dead_store_functions:
+            return False
+        fact = self.buffers.provenance(buffer, frame)
+        return fact is not None and (function, fact.origin) in self.dead_stores
 
     def host_read(
         self, buffer: ir.Expr, frame: Frame, states: list[PathState], where: tuple[int, int]

@@ -67,4 +67,6 @@ def render(console: Console, project: Project, packs: PackSet) -> None:
             "rpc dispatch: "
             + "; ".join(f"{r.method}(name) -> {', '.join(r.receivers)}" for r in packs.rpc)
         )
+    for row in packs.dead_stores:
+        console.print(f"dead store: {row.function} -> {row.buffer}: {row.reason}")
     console.print(f"resolution methods: {', '.join(sorted(packs.resolution_methods)) or '-'}")
