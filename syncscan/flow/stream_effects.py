@@ -137,15 +137,49 @@ class StreamEffects:
             return None
         path = self.buffers.access_path(expr, frame)
         if path is None:
-            return None
+            return self._bound_view(expr, frame)
         indexed = _subscripts(expr)
         while path.endswith("[]"):
             if not indexed:
-                # Indexed where a parameter or local was bound: a slice or a gather
-                # cannot be told apart from here.
-                return None
+                # Indexed where a parameter or local was bound: the memory it was
+                # bound to, when that was a view (a gather is fresh memory).
+                return self._bound_view(expr, frame)
             path, indexed = path[:-2], indexed - 1
         return self.names.canonical(path, frame.anchors) if "." in path else None
+
+    def _bound_view(self, expr: ir.Expr, frame: Frame) -> str | None:
+        """The memory a parameter or a local names when its argument or its one
+        value was named memory or a slice of it (`out=self.bitmask[:n]`,
+        `mask = self.bitmask[:n]`): slices and views of it are that memory."""
+        base = expr
+        while True:
+            if isinstance(base, ir.Subscript):
+                base = base.base
+            elif (
+                isinstance(base, ir.Call)
+                and isinstance(base.func, ir.Attr)
+                and base.func.attr in self.vocab.names("view_methods")
+            ):
+                base = base.func.base
+            else:
+                break
+        if not isinstance(base, ir.Name) or base.id == "self":
+            return None
+        binding = frame.param(base.id)
+        if binding is not None:
+            return binding.memory
+        values = self.buffers.types.local_values(frame.function).get(base.id, [])
+        if len(values) != 1 or values[0] is expr:
+            return None
+        value = values[0]
+        # An in-place method returns its receiver (`b = self.bitmask[:n].copy_(x)`).
+        while (
+            isinstance(value, ir.Call)
+            and isinstance(value.func, ir.Attr)
+            and value.func.attr in self.vocab.names("inplace_write_methods")
+        ):
+            value = value.func.base
+        return self.memory_of(value, frame)
 
     def split_comparison(
         self, test: ir.Expr, frame: Frame, states: list[PathState]
