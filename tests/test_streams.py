@@ -262,7 +262,11 @@ def test_an_argument_indexed_where_it_was_bound_is_not_the_indexed_memory(
 
 @pytest.mark.parametrize(
     "bound",
-    ["rows = self.tables[:4]", "rows = self.tables[:4].copy_(new, non_blocking=True)"],
+    [
+        "rows = self.tables[:4]",
+        "rows = self.tables[:4].copy_(new, non_blocking=True)",
+        "rows = self._staged(new, out=self.tables[:4])",  # the helper returns `out`
+    ],
 )
 @pytest.mark.parametrize("edge", ["", "self.side.wait_stream(torch.cuda.current_stream())"])
 def test_a_local_bound_to_a_view_is_that_memory(tmp_path: Path, bound: str, edge: str) -> None:
@@ -273,6 +277,11 @@ def test_a_local_bound_to_a_view_is_that_memory(tmp_path: Path, bound: str, edge
     body = f"""
     def _upload(self, new, out):
         out.copy_(new, non_blocking=True)
+
+    def _staged(self, new, out=None):
+        if out is None:
+            out = torch.empty_like(new)
+        return out.copy_(new, non_blocking=True)
 
     def execute_model(self, new):
         {edge}
@@ -285,6 +294,22 @@ def test_a_local_bound_to_a_view_is_that_memory(tmp_path: Path, bound: str, edge
 """
     expected = set() if edge else {"eng.Runner._upload"}
     assert {f for f, _ in hazards(tmp_path, body)} == expected
+
+
+def test_locals_defined_through_each_other_name_no_memory(tmp_path: Path) -> None:
+    """Following a local's one value ends where a local is defined through itself."""
+    body = """
+    def execute_model(self, new):
+        if new is None:
+            a = b[:1]
+        else:
+            b = a[:1]
+        with torch.cuda.stream(self.side):
+            torch.ops.eng.forward(a, out=b)
+        return self.out
+"""
+    assert hazards(tmp_path, body) == []
+    assert not [n for n in analyse(tmp_path).notes if "incomplete" in n]
 
 
 def test_two_modes_on_two_streams_are_never_paired(tmp_path: Path) -> None:

@@ -47,6 +47,10 @@ class StreamEffects:
         self._context_methods = vocab.names("stream_context_methods")
         self._op_prefixes = tuple(vocab.names("stream_op_prefixes"))
         self._current_helpers: dict[str, bool] = {}
+        self._returned_params: dict[str, str | None] = {}
+        self._following: set[tuple[str, str]] = set()  # locals whose value is being read
+        # In-place tensor methods return their receiver.
+        self._returns_receiver = vocab.names("inplace_write_methods")
         # Methods whose device work reads their receiver: copies out of it, launches.
         self._reads_receiver = vocab.names("copy_methods") | vocab.names("launch_methods")
         self._inplace = vocab.names("device_work_methods") | vocab.names("inplace_write_methods")
@@ -169,17 +173,64 @@ class StreamEffects:
         if binding is not None:
             return binding.memory
         values = self.buffers.types.local_values(frame.function).get(base.id, [])
-        if len(values) != 1 or values[0] is expr:
-            return None
-        value = values[0]
-        # An in-place method returns its receiver (`b = self.bitmask[:n].copy_(x)`).
+        key = (frame.function.qualname, base.id)
+        if len(values) != 1 or key in self._following:
+            return None  # several values, or a local defined through itself
+        self._following.add(key)
+        try:
+            value = self._returned_receiver(values[0])
+            if isinstance(value, ir.Call):
+                # `b = helper(x, out=self.bitmask[:n])` where the helper returns `out`.
+                return self._returned_argument(value, frame)
+            return self.memory_of(value, frame)
+        finally:
+            self._following.discard(key)
+
+    def _returned_receiver(self, value: ir.Expr) -> ir.Expr:
+        """What an in-place method call returns: its receiver (`x[:n].copy_(y)`)."""
         while (
             isinstance(value, ir.Call)
             and isinstance(value.func, ir.Attr)
-            and value.func.attr in self.vocab.names("inplace_write_methods")
+            and value.func.attr in self._returns_receiver
         ):
             value = value.func.base
-        return self.memory_of(value, frame)
+        return value
+
+    def _returned_argument(self, call: ir.Call, frame: Frame) -> str | None:
+        """The memory of the argument a project helper returns on every path
+        (`return out.copy_(x)`), when every function the call may run returns
+        the same parameter."""
+        site = self.resolver.resolve(call, frame.scope)
+        names = {self._returned_parameter(c) for c in site.callees}
+        if not site.callees or len(names) != 1 or None in names:
+            return None
+        (name,) = names
+        callee = site.callees[0]
+        params = [p.name for p in callee.function.params]
+        if callee.self_class is not None and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        argument = dict(call.kwargs).get(name)
+        if argument is None and name in params and params.index(name) < len(call.args):
+            argument = call.args[params.index(name)]
+        if argument is None or isinstance(argument, ir.Opaque):
+            return None
+        return self.memory_of(argument, frame)
+
+    def _returned_parameter(self, callee: Callee) -> str | None:
+        """The parameter every `return` of a helper gives back (through in-place
+        methods, slices and views), or None."""
+        qualname = callee.function.qualname
+        if qualname not in self._returned_params:
+            found: set[str | None] = set()
+            for value in returned_values(callee.function.body):
+                base = self._returned_receiver(value)
+                while isinstance(base, ir.Subscript):
+                    base = base.base
+                found.add(base.id if isinstance(base, ir.Name) and base.id != "self" else None)
+            params = {p.name for p in callee.function.params}
+            (name,) = found if len(found) == 1 else (None,)
+            self._returned_params[qualname] = name if name in params else None
+        return self._returned_params[qualname]
 
     def split_comparison(
         self, test: ir.Expr, frame: Frame, states: list[PathState]
