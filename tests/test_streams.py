@@ -255,9 +255,15 @@ def test_an_argument_indexed_where_it_was_bound_is_not_the_indexed_memory(
     assert hazards(tmp_path, body) == []
     whole = body.replace("self._offload(self.tables[idx])", "self._offload(self.tables)")
     assert [f for f, _ in hazards(tmp_path / "whole", whole)] == ["eng.Runner.execute_model"]
-    # A slice is a view: the helper's parameter is the tables' memory.
-    sliced = body.replace("self._offload(self.tables[idx])", "self._offload(self.tables[:4])")
-    assert [f for f, _ in hazards(tmp_path / "sliced", sliced)] == ["eng.Runner.execute_model"]
+    # A slice is a view (also beside an int): the helper's parameter is the tables'
+    # memory; beside a tensor index it gathers a copy (vLLM's draft tokens,
+    # `draft_tokens[idx_mapping, :n]`).
+    for n, (index, reported) in enumerate(
+        [("[:4]", True), ("[0, :4]", True), ("[idx, :4]", False)]
+    ):
+        view = body.replace("self._offload(self.tables[idx])", f"self._offload(self.tables{index})")
+        found = [f for f, _ in hazards(tmp_path / f"view{n}", view)]
+        assert found == (["eng.Runner.execute_model"] if reported else []), index
 
 
 @pytest.mark.parametrize(
