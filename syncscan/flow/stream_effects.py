@@ -49,8 +49,9 @@ class StreamEffects:
         self._current_helpers: dict[str, bool] = {}
         self._returned_params: dict[str, str | None] = {}
         self._following: set[tuple[str, str]] = set()  # locals whose value is being read
-        # In-place tensor methods return their receiver.
+        # In-place tensor methods return their receiver; views share its memory.
         self._returns_receiver = vocab.names("inplace_write_methods")
+        self._same_memory = self._returns_receiver | vocab.names("view_methods")
         # Methods whose device work reads their receiver: copies out of it, launches.
         self._reads_receiver = vocab.names("copy_methods") | vocab.names("launch_methods")
         self._inplace = vocab.names("device_work_methods") | vocab.names("inplace_write_methods")
@@ -155,18 +156,7 @@ class StreamEffects:
         """The memory a parameter or a local names when its argument or its one
         value was named memory or a slice of it (`out=self.bitmask[:n]`,
         `mask = self.bitmask[:n]`): slices and views of it are that memory."""
-        base = expr
-        while True:
-            if isinstance(base, ir.Subscript):
-                base = base.base
-            elif (
-                isinstance(base, ir.Call)
-                and isinstance(base.func, ir.Attr)
-                and base.func.attr in self.vocab.names("view_methods")
-            ):
-                base = base.func.base
-            else:
-                break
+        base = self._view_base(expr)
         if not isinstance(base, ir.Name) or base.id == "self":
             return None
         binding = frame.param(base.id)
@@ -185,6 +175,18 @@ class StreamEffects:
             return self.memory_of(value, frame)
         finally:
             self._following.discard(key)
+
+    def _view_base(self, expr: ir.Expr) -> ir.Expr:
+        """What slices, views and in-place methods of it leave: `x[:n].view(m)` is `x`."""
+        while True:
+            if isinstance(expr, ir.Subscript):
+                expr = expr.base
+            elif isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr):
+                if expr.func.attr not in self._same_memory:
+                    return expr
+                expr = expr.func.base
+            else:
+                return expr
 
     def _returned_receiver(self, value: ir.Expr) -> ir.Expr:
         """What an in-place method call returns: its receiver (`x[:n].copy_(y)`)."""
@@ -223,12 +225,10 @@ class StreamEffects:
         if qualname not in self._returned_params:
             found: set[str | None] = set()
             for value in returned_values(callee.function.body):
-                base = self._returned_receiver(value)
-                while isinstance(base, ir.Subscript):
-                    base = base.base
+                base = None if _gathers(value) else self._view_base(value)
                 found.add(base.id if isinstance(base, ir.Name) and base.id != "self" else None)
+            name = found.pop() if len(found) == 1 else None
             params = {p.name for p in callee.function.params}
-            (name,) = found if len(found) == 1 else (None,)
             self._returned_params[qualname] = name if name in params else None
         return self._returned_params[qualname]
 
