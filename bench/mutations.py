@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from corpus import load_mutations  # noqa: E402
+from corpus import FAMILY_CODE, load_mutations  # noqa: E402
 from measure import Outcome, run_mutations, totals  # noqa: E402
 
 
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     t = totals(outcomes)
     print()
     print(f"bugs reported at the right code + function: {t.reported}/{t.bugs} ({t.recall:.0%})")
-    for family in (1, 2, 3):
+    for family in sorted(FAMILY_CODE):
         fam = [o for o in outcomes if o.mutation.family == family and o.mutation.kind == "bug"]
         hit = sum(o.verdict == "reported" for o in fam)
         print(f"  family {family}: {hit}/{len(fam)}")

@@ -152,7 +152,7 @@ def _mutation(entry: Mapping[str, Any], source: str) -> Mutation:
         raise CorpusError(f"{where}: kind must be 'bug' or 'benign', not {kind!r}")
     family = entry.get("family")
     if family not in FAMILY_CODE:
-        raise CorpusError(f"{where}: family must be 1, 2 or 3")
+        raise CorpusError(f"{where}: family must be one of {sorted(FAMILY_CODE)}")
     edits = [(_text(entry, "old", where), str(entry.get("new", "")))]
     for pair in entry.get("also", []):
         if not (

@@ -255,6 +255,67 @@ def test_an_argument_indexed_where_it_was_bound_is_not_the_indexed_memory(
     assert hazards(tmp_path, body) == []
     whole = body.replace("self._offload(self.tables[idx])", "self._offload(self.tables)")
     assert [f for f, _ in hazards(tmp_path / "whole", whole)] == ["eng.Runner.execute_model"]
+    # A slice is a view (also beside an int): the helper's parameter is the tables'
+    # memory; beside a tensor index it gathers a copy (vLLM's draft tokens,
+    # `draft_tokens[idx_mapping, :n]`).
+    for n, (index, reported) in enumerate(
+        [("[:4]", True), ("[0, :4]", True), ("[idx, :4]", False)]
+    ):
+        view = body.replace("self._offload(self.tables[idx])", f"self._offload(self.tables{index})")
+        found = [f for f, _ in hazards(tmp_path / f"view{n}", view)]
+        assert found == (["eng.Runner.execute_model"] if reported else []), index
+
+
+@pytest.mark.parametrize(
+    "bound",
+    [
+        "rows = self.tables[:4]",
+        "rows = self.tables[:4].copy_(new, non_blocking=True)",
+        "rows = self._staged(new, out=self.tables[:4])",  # the helper returns `out`
+    ],
+)
+@pytest.mark.parametrize("edge", ["", "self.side.wait_stream(torch.cuda.current_stream())"])
+def test_a_local_bound_to_a_view_is_that_memory(tmp_path: Path, bound: str, edge: str) -> None:
+    """The side stream overwrites a slice of the tables through a helper's
+    parameter (`out=`) and the forward reads them through a local bound to a
+    slice (or to what an in-place copy returns: its receiver); the next step's
+    write must wait for this step's read (vLLM PR #33059's review)."""
+    body = f"""
+    def _upload(self, new, out):
+        out.copy_(new, non_blocking=True)
+
+    def _staged(self, new, out=None):
+        if out is None:
+            out = torch.empty_like(new)
+        return out.copy_(new, non_blocking=True)
+
+    def execute_model(self, new):
+        {edge}
+        with torch.cuda.stream(self.side):
+            self._upload(new, out=self.tables[:4])
+        torch.cuda.current_stream().wait_stream(self.side)
+        {bound}
+        torch.ops.eng.forward(rows, out=self.out)
+        return self.out
+"""
+    expected = set() if edge else {"eng.Runner._upload"}
+    assert {f for f, _ in hazards(tmp_path, body)} == expected
+
+
+def test_locals_defined_through_each_other_name_no_memory(tmp_path: Path) -> None:
+    """Following a local's one value ends where a local is defined through itself."""
+    body = """
+    def execute_model(self, new):
+        if new is None:
+            a = b[:1]
+        else:
+            b = a[:1]
+        with torch.cuda.stream(self.side):
+            torch.ops.eng.forward(a, out=b)
+        return self.out
+"""
+    assert hazards(tmp_path, body) == []
+    assert not [n for n in analyse(tmp_path).notes if "incomplete" in n]
 
 
 def test_two_modes_on_two_streams_are_never_paired(tmp_path: Path) -> None:

@@ -43,6 +43,10 @@ class ParamBinding:
     # test of the parameter is a test of that attribute (its mode correlations).
     owner: tuple[str, str] | None = None
     const: bool | None = None  # a literal True/False passed (or defaulted): tests of it are decided
+    # The device memory the argument names for the stream model when it is that
+    # memory or a slice of it (`out=self.bitmask[:n]`): the parameter is a view
+    # of it; None for a gather (fresh memory) or memory the model cannot name.
+    memory: str | None = None
 
 
 @dataclass(frozen=True)

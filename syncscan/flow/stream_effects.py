@@ -47,6 +47,11 @@ class StreamEffects:
         self._context_methods = vocab.names("stream_context_methods")
         self._op_prefixes = tuple(vocab.names("stream_op_prefixes"))
         self._current_helpers: dict[str, bool] = {}
+        self._returned_params: dict[str, str | None] = {}
+        self._following: set[tuple[str, str]] = set()  # locals whose value is being read
+        # In-place tensor methods return their receiver; views share its memory.
+        self._returns_receiver = vocab.names("inplace_write_methods")
+        self._same_memory = self._returns_receiver | vocab.names("view_methods")
         # Methods whose device work reads their receiver: copies out of it, launches.
         self._reads_receiver = vocab.names("copy_methods") | vocab.names("launch_methods")
         self._inplace = vocab.names("device_work_methods") | vocab.names("inplace_write_methods")
@@ -137,15 +142,95 @@ class StreamEffects:
             return None
         path = self.buffers.access_path(expr, frame)
         if path is None:
-            return None
+            return self._bound_view(expr, frame)
         indexed = _subscripts(expr)
         while path.endswith("[]"):
             if not indexed:
-                # Indexed where a parameter or local was bound: a slice or a gather
-                # cannot be told apart from here.
-                return None
+                # Indexed where a parameter or local was bound: the memory it was
+                # bound to, when that was a view (a gather is fresh memory).
+                return self._bound_view(expr, frame)
             path, indexed = path[:-2], indexed - 1
         return self.names.canonical(path, frame.anchors) if "." in path else None
+
+    def _bound_view(self, expr: ir.Expr, frame: Frame) -> str | None:
+        """The memory a parameter or a local names when its argument or its one
+        value was named memory or a slice of it (`out=self.bitmask[:n]`,
+        `mask = self.bitmask[:n]`): slices and views of it are that memory."""
+        base = self._view_base(expr)
+        if not isinstance(base, ir.Name) or base.id == "self":
+            return None
+        binding = frame.param(base.id)
+        if binding is not None:
+            return binding.memory
+        values = self.buffers.types.local_values(frame.function).get(base.id, [])
+        key = (frame.function.qualname, base.id)
+        if len(values) != 1 or key in self._following:
+            return None  # several values, or a local defined through itself
+        self._following.add(key)
+        try:
+            value = self._returned_receiver(values[0])
+            if isinstance(value, ir.Call):
+                # `b = helper(x, out=self.bitmask[:n])` where the helper returns `out`.
+                return self._returned_argument(value, frame)
+            return self.memory_of(value, frame)
+        finally:
+            self._following.discard(key)
+
+    def _view_base(self, expr: ir.Expr) -> ir.Expr:
+        """What slices, views and in-place methods of it leave: `x[:n].view(m)` is `x`."""
+        while True:
+            if isinstance(expr, ir.Subscript):
+                expr = expr.base
+            elif isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr):
+                if expr.func.attr not in self._same_memory:
+                    return expr
+                expr = expr.func.base
+            else:
+                return expr
+
+    def _returned_receiver(self, value: ir.Expr) -> ir.Expr:
+        """What an in-place method call returns: its receiver (`x[:n].copy_(y)`)."""
+        while (
+            isinstance(value, ir.Call)
+            and isinstance(value.func, ir.Attr)
+            and value.func.attr in self._returns_receiver
+        ):
+            value = value.func.base
+        return value
+
+    def _returned_argument(self, call: ir.Call, frame: Frame) -> str | None:
+        """The memory of the argument a project helper returns on every path
+        (`return out.copy_(x)`), when every function the call may run returns
+        the same parameter."""
+        site = self.resolver.resolve(call, frame.scope)
+        names = {self._returned_parameter(c) for c in site.callees}
+        if not site.callees or len(names) != 1 or None in names:
+            return None
+        (name,) = names
+        callee = site.callees[0]
+        params = [p.name for p in callee.function.params]
+        if callee.self_class is not None and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        argument = dict(call.kwargs).get(name)
+        if argument is None and name in params and params.index(name) < len(call.args):
+            argument = call.args[params.index(name)]
+        if argument is None or isinstance(argument, ir.Opaque):
+            return None
+        return self.memory_of(argument, frame)
+
+    def _returned_parameter(self, callee: Callee) -> str | None:
+        """The parameter every `return` of a helper gives back (through in-place
+        methods, slices and views), or None."""
+        qualname = callee.function.qualname
+        if qualname not in self._returned_params:
+            found: set[str | None] = set()
+            for value in returned_values(callee.function.body):
+                base = None if _gathers(value) else self._view_base(value)
+                found.add(base.id if isinstance(base, ir.Name) and base.id != "self" else None)
+            name = found.pop() if len(found) == 1 else None
+            params = {p.name for p in callee.function.params}
+            self._returned_params[qualname] = name if name in params else None
+        return self._returned_params[qualname]
 
     def split_comparison(
         self, test: ir.Expr, frame: Frame, states: list[PathState]

@@ -91,10 +91,19 @@ def symbolize(
     return Symbols(
         _rebased(self_path, named) if self_path is not None else None,
         tuple(
-            (name, replace(b, path=_rebased(b.path, named)) if b.path else b) for name, b in params
+            (name, _rebased_binding(b, named) if b.path or b.memory else b) for name, b in params
         ),
         named,
         tuple(sorted(classes, key=lambda a: (len(a[0]), a[0]))),
+    )
+
+
+def _rebased_binding(binding: ParamBinding, bases: tuple[tuple[str, str], ...]) -> ParamBinding:
+    path, memory = binding.path, binding.memory
+    return replace(
+        binding,
+        path=_rebased(path, bases) if path else path,
+        memory=_rebased(memory, bases) if memory else memory,
     )
 
 

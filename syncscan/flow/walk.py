@@ -777,7 +777,10 @@ class Walker:
             attr = ir.self_attr(arg)
             owner = (frame.scope.self_class, attr) if attr and frame.scope.self_class else None
             binding = ParamBinding(
-                self.buffers.access_path(arg, frame), self.buffers.provenance(arg, frame), owner
+                self.buffers.access_path(arg, frame),
+                self.buffers.provenance(arg, frame),
+                owner,
+                memory=self.streams.memory_of(arg, frame),
             )
             if binding.path is None and binding.buffer is None:
                 continue

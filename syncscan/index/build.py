@@ -586,9 +586,12 @@ class _Builder:
         else:
             elements = [index]
         is_slice = False
+        basic = True  # every element a slice, an int, None or `...`: the result is a view
         parts: list[ir.Expr] = []
         for element in elements:
             kind = type(element)
+            if kind is not ast.Slice and not _view_index(element):
+                basic = False
             if kind is ast.Slice:
                 is_slice = True
                 parts.extend(
@@ -599,7 +602,7 @@ class _Builder:
             else:
                 parts.append(self._unstarred(element))
         value = parts[0] if len(parts) == 1 and not is_slice else ir.Opaque(tuple(parts))
-        return ir.Subscript(self.expr(node.value), value, is_slice)
+        return ir.Subscript(self.expr(node.value), value, is_slice and basic)
 
     def _parenthesised(self, node: ast.Tuple) -> bool:
         """`x[(a, b)]` (one tuple index) rather than `x[a, b]` (two indices)."""
@@ -840,3 +843,10 @@ def _child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
         yield finalbody
     for case in getattr(stmt, "cases", ()):
         yield case.body
+
+
+def _view_index(element: ast.expr) -> bool:
+    """An index that keeps basic indexing: an int, None (a new axis) or `...`."""
+    if type(element) is not ast.Constant:
+        return False
+    return element.value is None or element.value is Ellipsis or type(element.value) is int

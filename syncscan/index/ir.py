@@ -53,6 +53,8 @@ class Call(Expr):
 class Subscript(Expr):
     base: Expr
     index: Expr
+    # A view: a slice among slices, ints, None and `...` (`x[:n]`, `x[:, 0]`); a
+    # slice beside a tensor index (`x[idx, :n]`) gathers into a copy, so it is not.
     is_slice: bool
 
 
