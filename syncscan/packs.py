@@ -280,6 +280,23 @@ def _strings(source: str, row: dict[str, Any], key: str) -> tuple[str, ...]:
     return tuple(values)
 
 
+# The fields of the tables whose rows are all required, in their dataclass's order.
+_MODE_LABEL = (("predicate", str), ("value", bool), ("label", str))
+_MODE_REASON = (("predicate", str), ("value", bool), ("reason", str))
+_UNREAD_UPLOAD = (("launched_in", str), *_MODE_REASON)
+_DEAD_STORE = (("function", str), ("buffer", str), ("reason", str))
+
+
+def _rows(
+    source: str, data: dict[str, Any], table: str, make: Any, fields: tuple[tuple[str, type], ...]
+) -> list[Any]:
+    """`make(...)` of each row of `table`, every field checked to be of its type."""
+    return [
+        make(*(_require(source, row, key, kind) for key, kind in fields))
+        for row in data.get(table, [])
+    ]
+
+
 def load_packs(project: Project) -> PackSet:
     """Load the built-in packs that apply to `project`, then the user's packs."""
     packs = [(source, _parse(source, text)) for source, text in _builtin_pack_texts()]
@@ -339,14 +356,7 @@ def load_packs(project: Project) -> PackSet:
             )
         for row in data.get("resolution", []):
             resolution.add(_require(source, row, "method", str))
-        for row in data.get("mode", []):
-            labels.append(
-                ModeLabel(
-                    _require(source, row, "predicate", str),
-                    _require(source, row, "value", bool),
-                    _require(source, row, "label", str),
-                )
-            )
+        labels += _rows(source, data, "mode", ModeLabel, _MODE_LABEL)
         for row in data.get("quiescence", []):
             quiescence.append(
                 QuiescenceSpec(
@@ -371,32 +381,10 @@ def load_packs(project: Project) -> PackSet:
                     receivers=receivers,
                 )
             )
-        for row in data.get("unread_upload", []):
-            uploads.append(
-                UnreadUpload(
-                    _require(source, row, "launched_in", str),
-                    _require(source, row, "predicate", str),
-                    _require(source, row, "value", bool),
-                    _require(source, row, "reason", str),
-                )
-            )
-        for row in data.get("dead_store", []):
-            dead.append(
-                DeadStore(
-                    _require(source, row, "function", str),
-                    _require(source, row, "buffer", str),
-                    _require(source, row, "reason", str),
-                )
-            )
-        for table, rows in (("bounded_mode", bounded), ("unread_mode", unread)):
-            for row in data.get(table, []):
-                rows.append(
-                    BoundedMode(
-                        _require(source, row, "predicate", str),
-                        _require(source, row, "value", bool),
-                        _require(source, row, "reason", str),
-                    )
-                )
+        uploads += _rows(source, data, "unread_upload", UnreadUpload, _UNREAD_UPLOAD)
+        dead += _rows(source, data, "dead_store", DeadStore, _DEAD_STORE)
+        bounded += _rows(source, data, "bounded_mode", BoundedMode, _MODE_REASON)
+        unread += _rows(source, data, "unread_mode", BoundedMode, _MODE_REASON)
     return PackSet(
         quiescence=tuple(quiescence),
         rpc=tuple(rpc),

@@ -20,7 +20,7 @@ from syncscan.flow.state import PathState, Trace, WitnessStep
 from syncscan.flow.streams import CURRENT, DEFAULT, StreamFacts
 from syncscan.index import ir
 from syncscan.packs import Vocabulary
-from syncscan.resolve.calls import Callee, CallResolver, CallSite
+from syncscan.resolve.calls import Callee, CallResolver, CallSite, passed_arguments
 from syncscan.resolve.types import Scope
 
 
@@ -178,25 +178,11 @@ class StreamEffects:
 
     def _view_base(self, expr: ir.Expr) -> ir.Expr:
         """What slices, views and in-place methods of it leave: `x[:n].view(m)` is `x`."""
-        while True:
-            if isinstance(expr, ir.Subscript):
-                expr = expr.base
-            elif isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr):
-                if expr.func.attr not in self._same_memory:
-                    return expr
-                expr = expr.func.base
-            else:
-                return expr
+        return _unwrapped(expr, self._same_memory, slices=True)
 
     def _returned_receiver(self, value: ir.Expr) -> ir.Expr:
         """What an in-place method call returns: its receiver (`x[:n].copy_(y)`)."""
-        while (
-            isinstance(value, ir.Call)
-            and isinstance(value.func, ir.Attr)
-            and value.func.attr in self._returns_receiver
-        ):
-            value = value.func.base
-        return value
+        return _unwrapped(value, self._returns_receiver, slices=False)
 
     def _returned_argument(self, call: ir.Call, frame: Frame) -> str | None:
         """The memory of the argument a project helper returns on every path
@@ -207,13 +193,9 @@ class StreamEffects:
         if not site.callees or len(names) != 1 or None in names:
             return None
         (name,) = names
-        callee = site.callees[0]
-        params = [p.name for p in callee.function.params]
-        if callee.self_class is not None and params and params[0] in ("self", "cls"):
-            params = params[1:]
-        argument = dict(call.kwargs).get(name)
-        if argument is None and name in params and params.index(name) < len(call.args):
-            argument = call.args[params.index(name)]
+        pairs = passed_arguments(call, site.callees[0])
+        passed = {p.name: a for p, a in pairs if a is not p.default}  # passed, not defaulted
+        argument = passed.get(name)
         if argument is None or isinstance(argument, ir.Opaque):
             return None
         return self.memory_of(argument, frame)
@@ -416,6 +398,21 @@ def _chain(expr: ir.Expr) -> Iterator[ir.Expr]:
             expr = expr.func.base
         else:
             return
+
+
+def _unwrapped(expr: ir.Expr, methods: frozenset[str], slices: bool) -> ir.Expr:
+    """`expr` less the calls of `methods` on it (and its subscripts, with `slices`)."""
+    while True:
+        if slices and isinstance(expr, ir.Subscript):
+            expr = expr.base
+        elif (
+            isinstance(expr, ir.Call)
+            and isinstance(expr.func, ir.Attr)
+            and expr.func.attr in methods
+        ):
+            expr = expr.func.base
+        else:
+            return expr
 
 
 def _subscripts(expr: ir.Expr) -> int:

@@ -90,16 +90,17 @@ def symbolize(
             classes.add((symbol, found[-1][1]))
     return Symbols(
         _rebased(self_path, named) if self_path is not None else None,
-        tuple(
-            (name, _rebased_binding(b, named) if b.path or b.memory else b) for name, b in params
-        ),
+        tuple((name, _rebased_binding(b, named)) for name, b in params),
         named,
         tuple(sorted(classes, key=lambda a: (len(a[0]), a[0]))),
     )
 
 
 def _rebased_binding(binding: ParamBinding, bases: tuple[tuple[str, str], ...]) -> ParamBinding:
+    """A binding with its access path and stream memory in the symbolic terms."""
     path, memory = binding.path, binding.memory
+    if path is None and memory is None:
+        return binding
     return replace(
         binding,
         path=_rebased(path, bases) if path else path,

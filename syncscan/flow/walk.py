@@ -42,7 +42,7 @@ from syncscan.flow.unbound import raising_fallthroughs
 from syncscan.index import ir
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import Vocabulary
-from syncscan.resolve.calls import Callee, CallResolver, CallSite
+from syncscan.resolve.calls import Callee, CallResolver, CallSite, passed_arguments
 from syncscan.resolve.program import Program
 from syncscan.resolve.types import Scope, TypeOracle
 
@@ -748,27 +748,16 @@ class Walker:
                 self_path = self.names.canonical(self_path, frame.anchors)
         else:
             self_path = None
-        params = self.bind_params(
-            site.call, callee.function, frame, skip_self=callee.self_class is not None
-        )
+        params = self.bind_params(site.call, callee, frame)
         return self.frame_for(
             callee.function, callee.self_class, self_path, params, anchors=frame.anchors
         )
 
     def bind_params(
-        self, call: ir.Call, function: FunctionSummary, frame: Frame, skip_self: bool
+        self, call: ir.Call, callee: Callee, frame: Frame
     ) -> tuple[tuple[str, ParamBinding], ...]:
-        params = list(function.params)
-        if skip_self and params and params[0].name in ("self", "cls"):
-            params = params[1:]
         bindings: list[tuple[str, ParamBinding]] = []
-        kwargs = dict(call.kwargs)
-        # `*args` / `**kwargs` at the call: a parameter not named may still be passed.
-        unpacked = "**" in kwargs or any(isinstance(a, ir.Opaque) for a in call.args)
-        for index, param in enumerate(params):
-            arg = call.args[index] if index < len(call.args) else kwargs.get(param.name)
-            if arg is None and not unpacked:
-                arg = param.default  # not passed: the default it takes
+        for param, arg in passed_arguments(call, callee):
             if isinstance(arg, ir.Const) and isinstance(arg.value, bool):
                 bindings.append((param.name, ParamBinding(None, None, const=arg.value)))
                 continue

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from syncscan.index import ir
-from syncscan.index.summary import FunctionSummary
+from syncscan.index.summary import FunctionSummary, Param
 from syncscan.packs import RpcDispatch
 from syncscan.resolve.program import Program
 from syncscan.resolve.types import Scope, TypeOracle
@@ -25,6 +25,24 @@ class Callee:
     function: FunctionSummary
     self_class: str | None
     via: str  # how it was resolved: self, super, import, attribute, constructor, kernel
+
+
+def passed_arguments(call: ir.Call, callee: Callee) -> list[tuple[Param, ir.Expr | None]]:
+    """Each parameter of `callee` (its `self` left out for a bound method) with
+    the expression `call` passes it: its default when not passed, None when a
+    `*args` / `**kwargs` at the call may pass it unseen."""
+    params = list(callee.function.params)
+    if callee.self_class is not None and params and params[0].name in ("self", "cls"):
+        params = params[1:]
+    kwargs = dict(call.kwargs)
+    unpacked = "**" in kwargs or any(isinstance(a, ir.Opaque) for a in call.args)
+    out: list[tuple[Param, ir.Expr | None]] = []
+    for index, param in enumerate(params):
+        arg = call.args[index] if index < len(call.args) else kwargs.get(param.name)
+        if arg is None and not unpacked:
+            arg = param.default  # not passed: the default it takes
+        out.append((param, arg))
+    return out
 
 
 @dataclass(frozen=True)
