@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from syncscan.flow.context import Analysis
+from syncscan.flow.fresh import LOCALS
 from syncscan.flow.state import WitnessStep
 from syncscan.flow.step import RootAnalysis, StepPath, StepRoot
 from syncscan.flow.streams import (
     CURRENT,
+    FREED_IN_USE,
     NO_EDGE,
     ONE_WAY,
     STALE_EVENT,
@@ -91,6 +93,13 @@ _REMEDIES = {
         "The event waited on was recorded before the conflicting access (or not on "
         "this path): record it after the access, on every path, before it is waited on."
     ),
+    FREED_IN_USE: (
+        "The tensor is freed while another stream may still use it, and the caching "
+        "allocator hands its block to the next allocation on the stream that allocated "
+        "it. Call `x.record_stream(s)` for each other stream s that uses it (after that "
+        "use), or make the allocating stream wait for s (`wait_stream` / `wait_event`) "
+        "before the tensor goes out of scope."
+    ),
 }
 
 
@@ -166,6 +175,7 @@ class StreamOrderHazard(StepRule):
         a, b = _stream_name(hazard.first_stream), _stream_name(hazard.second_stream)
         when = "in the next step" if hazard.across_steps else "in the same step"
         edge = _missing_edge(hazard, a, b)
+        memory = _memory_name(hazard.memory)
         witness: list[WitnessStep] = [
             root_step(root, analysis, f"step root {root.name} in mode {label}"),
             *hazard.first[:-1],
@@ -173,7 +183,7 @@ class StreamOrderHazard(StepRule):
                 first.path,
                 first.line,
                 first.function,
-                f"{hazard.first_kind}s {hazard.memory} on stream {a}: {first.note}",
+                f"{hazard.first_kind}s {memory} on stream {a}: {first.note}",
                 column=first.column,
             ),
             *_next_step(hazard, root, analysis),
@@ -182,15 +192,26 @@ class StreamOrderHazard(StepRule):
                 second.path,
                 second.line,
                 second.function,
-                f"{when}, {hazard.second_kind}s {hazard.memory} on stream {b}: {edge}",
+                f"{second.note}: {edge}"
+                if hazard.shape == FREED_IN_USE
+                else f"{when}, {hazard.second_kind}s {memory} on stream {b}: {edge}",
                 column=second.column,
             ),
         ]
-        message = (
-            f"In mode '{label}', {hazard.conflict} hazard on {hazard.memory}: stream "
-            f"{b} {hazard.second_kind}s it ({second.path}:{second.line}) {when} while stream "
-            f"{a} may still {hazard.first_kind} it ({first.path}:{first.line}); {edge}."
-        )
+        if hazard.shape == FREED_IN_USE:
+            message = (
+                f"In mode '{label}', {memory} is freed ({second.path}:{second.line}) while "
+                f"stream {a} may still {hazard.first_kind} it ({first.path}:{first.line}): "
+                f"the caching allocator may give its block to the next allocation on stream "
+                f"{b}; {edge}."
+            )
+        else:
+            message = (
+                f"In mode '{label}', {hazard.conflict} hazard on {memory}: stream "
+                f"{b} {hazard.second_kind}s it ({second.path}:{second.line}) {when} while "
+                f"stream {a} may still {hazard.first_kind} it ({first.path}:{first.line}); "
+                f"{edge}."
+            )
         return Finding(
             code=self.code,
             name=self.name,
@@ -222,11 +243,21 @@ def _next_step(hazard: Hazard, root: StepRoot, analysis: Analysis) -> list[Witne
     return [root_step(root, analysis, f"the loop runs the next step: {root.name} again")]
 
 
+def _memory_name(memory: str) -> str:
+    """An attribute path as it is; a fresh tensor as the local that holds it."""
+    if LOCALS not in memory:
+        return memory
+    function, name = memory.rsplit(LOCALS, 1)
+    return f"the fresh tensor {name} of {'.'.join(function.split('.')[-2:])}"
+
+
 def _stream_name(stream: str) -> str:
     return "current (the step's stream)" if stream == CURRENT else stream
 
 
 def _missing_edge(hazard: Hazard, first: str, second: str) -> str:
+    if hazard.shape == FREED_IN_USE:
+        return f"no record_stream({first}) and no wait of {second} on {first} before the free"
     if hazard.shape == ONE_WAY:
         return (
             f"{first} waits for {second} but {second} never waits for {first} (one direction only)"

@@ -446,3 +446,86 @@ def test_a_step_stream_named_by_the_pack_is_the_steps_current_stream(
     source = "\n\nclass Scheduled(Runner):" + source
     pack = PACK.replace("eng.Runner", "eng.Scheduled") + stream + "\n"
     assert (hazards(tmp_path, source, pack) == []) is ordered
+
+
+# A fresh tensor of the step, read on the side stream: when execute_model
+# returns, the caching allocator may give its block to the current stream's next
+# allocation (`record_stream` is the remedy). {use} is how the side stream reads
+# it, {after} what follows the read.
+FRESH = """
+    def execute_model(self, n):
+        x = torch.empty(n, 8, device="cuda")
+        torch.ops.eng.fill(out=x)
+        self.side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.side):
+            {use}
+        {after}
+        return self.out
+
+    def read_on_side(self, t):
+        torch.ops.eng.consume(t, out=self.out)
+
+    def read_and_record(self, t):
+        torch.ops.eng.consume(t, out=self.out)
+        t.record_stream(self.side)
+
+    def read_and_keep(self, t):
+        torch.ops.eng.consume(t, out=self.out)
+        self.kept = t
+"""
+
+FREED = (
+    "eng.Runner.execute_model",
+    "In mode 'every mode', the fresh tensor x of Runner.execute_model is freed (eng.py",
+)
+
+
+@pytest.mark.parametrize(
+    ("use", "after", "reported"),
+    [
+        ("torch.ops.eng.consume(x, out=self.out)", "pass", True),
+        ("self.read_on_side(x)", "pass", True),  # through a parameter
+        ("torch.ops.eng.consume(x[:4], out=self.out)", "pass", True),  # a view of it
+        ("torch.ops.eng.consume(x, out=self.out)", "x.record_stream(self.side)", False),
+        ("self.read_and_record(x)", "pass", False),  # recorded through the parameter
+        ("torch.ops.eng.consume(x, out=self.out)", "self.later = x", False),  # kept
+        ("self.read_and_keep(x)", "pass", False),  # the helper keeps it
+        ("torch.ops.eng.consume(x, out=self.out)", "self.later = [x]", False),  # in a list
+        ("torch.ops.eng.consume(x, out=self.out)", "y = x.view(-1); self.later = y", False),
+        (
+            "torch.ops.eng.consume(x, out=self.out)",
+            "torch.cuda.current_stream().wait_stream(self.side)",
+            False,
+        ),
+        ("torch.ops.eng.consume(x, out=self.out)", "torch.cuda.synchronize()", False),
+    ],
+)
+def test_a_fresh_tensor_freed_while_another_stream_reads_it(
+    tmp_path: Path, use: str, after: str, reported: bool
+) -> None:
+    found = hazards(tmp_path, FRESH.format(use=use, after=after))
+    assert found == ([FREED] if reported else []), found
+
+
+def test_a_fresh_tensor_allocated_on_one_stream_and_written_on_another_needs_a_wait(
+    tmp_path: Path,
+) -> None:
+    """The block a fresh allocation gets may still be used by the allocating
+    stream's earlier work: the other stream must wait before writing it."""
+    body = """
+    def execute_model(self, n):
+        x = torch.empty(n, 8, device="cuda")
+        {edge}
+        with torch.cuda.stream(self.side):
+            torch.ops.eng.fill(out=x)
+            x.record_stream(self.side)
+        torch.cuda.current_stream().wait_stream(self.side)
+        torch.ops.eng.consume(x, out=self.out)
+        return self.out
+"""
+    unordered = hazards(tmp_path / "a", body.format(edge="pass"))
+    assert [m.split(" hazard")[0] for _, m in unordered] == [
+        "In mode 'every mode', write-after-write"
+    ]
+    ordered = body.format(edge="self.side.wait_stream(torch.cuda.current_stream())")
+    assert hazards(tmp_path / "b", ordered) == []

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 
 from syncscan.flow.buffers import BufferOracle, returned_values
 from syncscan.flow.frames import Frame
+from syncscan.flow.fresh import LOCALS, FreshTensors
 from syncscan.flow.identity import ObjectNames
 from syncscan.flow.state import PathState, Trace, WitnessStep
 from syncscan.flow.streams import CURRENT, DEFAULT, StreamFacts
@@ -55,6 +56,8 @@ class StreamEffects:
         # Methods whose device work reads their receiver: copies out of it, launches.
         self._reads_receiver = vocab.names("copy_methods") | vocab.names("launch_methods")
         self._inplace = vocab.names("device_work_methods") | vocab.names("inplace_write_methods")
+        self._record_stream = vocab.names("record_stream_methods")
+        self.fresh = FreshTensors(resolver, buffers, vocab)
 
     # ------------------------------------------------------------------ identities
     def stream_of(self, expr: ir.Expr | None, frame: Frame) -> str | None:
@@ -162,6 +165,9 @@ class StreamEffects:
         binding = frame.param(base.id)
         if binding is not None:
             return binding.memory
+        fresh = self.fresh.of(frame).get(base.id)
+        if fresh is not None:
+            return fresh
         values = self.buffers.types.local_values(frame.function).get(base.id, [])
         key = (frame.function.qualname, base.id)
         if len(values) != 1 or key in self._following:
@@ -299,6 +305,11 @@ class StreamEffects:
                 return states
             event = _recorded_event(frame, call)
             return _apply(states, lambda f: f.record(event, f.resolve(stream)))
+        if method in self._record_stream and receiver is not None and call.args:
+            memory, stream = self.memory_of(receiver, frame), self.stream_of(call.args[0], frame)
+            if memory is None or stream is None:
+                return states
+            return _apply(states, lambda f: f.record_stream(memory, f.resolve(stream)))
         if site.external is not None and site.external == self.vocab.scalar("set_stream", ""):
             stream = self.stream_of(call.args[0], frame) if call.args else None
             if stream is None:
@@ -372,6 +383,41 @@ class StreamEffects:
         note = f"writes {ir.dotted(target) or 'a tensor'}[...]"
         step = WitnessStep(frame.relpath, line, frame.function.qualname, note, column=column)
         return _apply(states, lambda f: _accessed(f, ((memory, "write"),), (step,)))
+
+    # ------------------------------------------------------------------ fresh tensors
+    def on_allocate(
+        self, target: ir.Name, stmt: ir.Assign, frame: Frame, states: list[PathState]
+    ) -> list[PathState]:
+        """`x = torch.empty(..., device=d)` for a fresh tensor the model follows:
+        allocated on the current stream."""
+        memory = self.fresh.of(frame).get(target.id) if self.enabled else None
+        if memory is None or not memory.endswith(LOCALS + target.id):
+            return states  # not followed, or an alias (`y = x[:n]`): no allocation
+        note = (
+            f"allocates {target.id} on the stream: the caching allocator may give it a "
+            "block the stream's earlier work still uses"
+        )
+        step = WitnessStep(frame.relpath, stmt.line, frame.function.qualname, note, column=stmt.col)
+        return _apply(states, lambda f: f.allocate(memory, (step,)))
+
+    def fresh_in(self, frame: Frame) -> bool:
+        """Whether the function holds fresh tensors the model follows."""
+        return self.enabled and bool(self.fresh.of(frame))
+
+    def on_exit(self, frame: Frame, states: list[PathState], line: int, column: int):
+        """The function returns at `line`: its fresh tensors lose their last
+        reference, and the allocator may reuse their blocks."""
+        memories = sorted(set(self.fresh.of(frame).values())) if self.enabled else []
+        qualname = frame.function.qualname
+        for memory in memories:
+            name = memory.rsplit(LOCALS, 1)[1]
+            note = (
+                f"returns: {name} is freed, and the caching allocator may hand its block "
+                "to the next allocation on the stream that allocated it"
+            )
+            step = WitnessStep(frame.relpath, line, qualname, note, column=column)
+            states = _apply(states, lambda f, m=memory, s=step: f.free(m, (s,)))
+        return states
 
     # ------------------------------------------------------------------ regions
     @staticmethod

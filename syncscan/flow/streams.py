@@ -46,6 +46,7 @@ NO_EDGE = "no edge"
 ONE_WAY = "one direction only"
 WAIT_TOO_EARLY = "wait before the access"
 STALE_EVENT = "stale event"
+FREED_IN_USE = "freed in use"  # the caching allocator may reuse a block another stream uses
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,10 @@ class StreamFacts:
     left_in: tuple[tuple[Key, alt.Alternatives], ...] = ()
     # The same for first accesses (`exposed`): the modes of the paths that made them.
     first_in: tuple[tuple[Key, alt.Alternatives], ...] = ()
+    # Fresh tensors allocated on this walk: (memory, the stream current at the allocation).
+    allocated: tuple[tuple[str, str], ...] = ()
+    # `x.record_stream(s)`: (memory, s); the allocator will not reuse x before s's work.
+    recorded: tuple[tuple[str, str], ...] = ()
 
     def facts(self) -> tuple:
         return (
@@ -99,6 +104,8 @@ class StreamFacts:
             tuple(h.key for h in self.hazards),
             self.left_in,
             self.first_in,
+            self.allocated,
+            self.recorded,
         )
 
     def agents(self) -> frozenset[str]:
@@ -176,6 +183,48 @@ class StreamFacts:
             tuple(hazards),
             left_in,
             self.first_in,
+            self.allocated,
+            self.recorded,
+        )
+
+    def allocate(self, memory: str, trace: Trace) -> StreamFacts:
+        """A fresh tensor allocated on the current stream: the block may be one
+        this stream's earlier work still uses, so the allocation counts as this
+        stream's write."""
+        facts = self.access(memory, "write", trace)
+        allocated = tuple(sorted({*facts.allocated, (memory, self.current)}))
+        return facts._but(allocated=allocated)
+
+    def record_stream(self, memory: str, stream: str) -> StreamFacts:
+        """`x.record_stream(s)`: the allocator waits for s's work before reusing x."""
+        return self._but(recorded=tuple(sorted({*self.recorded, (memory, stream)})))
+
+    def free(self, memory: str, trace: Trace) -> StreamFacts:
+        """The last reference to a fresh tensor goes: the stream that allocated it
+        may hand its block to its next allocation, which races every other
+        stream's access not ordered before that stream and not recorded with
+        `record_stream`. The memory is gone after this."""
+        owners = [s for m, s in self.allocated if m == memory]
+        if not owners:
+            return self
+        recorded = {s for m, s in self.recorded if m == memory}
+        hazards = list(self.hazards)
+        seen = {h.key for h in hazards}
+        for (m, kind, other), earlier, orders in self.live:
+            if m != memory or other in recorded:
+                continue
+            for owner in owners:
+                if other == owner or owner in orders:
+                    continue
+                hazard = Hazard(memory, earlier, kind, other, trace, "write", owner, FREED_IN_USE)
+                if hazard.key not in seen:
+                    hazards.append(hazard)
+                    seen.add(hazard.key)
+        return self._but(
+            live=tuple(x for x in self.live if x[0][0] != memory),
+            hazards=tuple(hazards),
+            allocated=tuple(x for x in self.allocated if x[0] != memory),
+            recorded=tuple(x for x in self.recorded if x[0] != memory),
         )
 
     def with_current(self, stream: str) -> StreamFacts:
@@ -432,7 +481,14 @@ def compose(before: StreamFacts | None, out: StreamFacts | None, at) -> StreamFa
         tuple(hazards),
         left_in,
         first_in,
+        _pairs(before.allocated, ((m, name(s)) for m, s in out.allocated)),
+        _pairs(before.recorded, ((m, name(s)) for m, s in out.recorded)),
     )
+
+
+def _pairs(*groups) -> tuple[tuple[str, str], ...]:
+    """(memory, stream) pairs of several states or walks together, once each."""
+    return tuple(sorted({pair for group in groups for pair in group}))
 
 
 def join(
@@ -491,6 +547,9 @@ def join(
         tuple(hazards.values()),
         _narrowed([(s.live, s.left_in) for s in states], modes) if modes is not None else (),
         _narrowed([(s.exposed, s.first_in) for s in states], modes) if modes is not None else (),
+        # A tensor some path allocated (or recorded) is: the allocator keeps one rule.
+        _pairs(*(s.allocated for s in states)),
+        _pairs(*(s.recorded for s in states)),
     )
 
 

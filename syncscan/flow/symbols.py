@@ -199,6 +199,8 @@ class Renamer:
             ),
             tagged(facts.left_in),
             tagged(facts.first_in),
+            tuple(sorted({(key((m, "", s))[0], t(s)) for m, s in facts.allocated})),
+            tuple(sorted({(key((m, "", s))[0], t(s)) for m, s in facts.recorded})),
         )
 
 

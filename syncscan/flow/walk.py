@@ -146,8 +146,21 @@ class Walker:
     def run(
         self, frame: Frame, states: list[PathState], depth: int = 0
     ) -> tuple[list[PathState], list[Exit]]:
-        """Walk a whole function: (states falling off its end, its returns)."""
-        return self.block(frame.function.body, frame, states, depth, None)
+        """Walk a whole function: (states falling off its end, its returns).
+        Its fresh tensors are freed where it returns (stream_effects.on_exit)."""
+        fall, exits = self.block(frame.function.body, frame, states, depth, None)
+        if not self.streams.fresh_in(frame):
+            return fall, exits
+        fn = frame.function
+        fall = self.streams.on_exit(frame, fall, fn.end_line, fn.body[-1].col if fn.body else 0)
+        on_exit = self.streams.on_exit
+        exits = [
+            replace(e, state=on_exit(frame, [e.state], e.ret.line, e.ret.column)[0])
+            if not e.outer
+            else e
+            for e in exits
+        ]
+        return fall, exits
 
     # ------------------------------------------------------------------ statements
     def block(
@@ -420,6 +433,8 @@ class Walker:
         if isinstance(target, ir.Subscript):
             states = self.streams.on_store(target.base, frame, states, (stmt.line, stmt.col))
             return self.write(target.base, frame, states, (stmt.line, stmt.col), "writes")
+        if isinstance(target, ir.Name):
+            return self.streams.on_allocate(target, stmt, frame, states)
         if isinstance(target, ir.Seq):
             for element in target.elts:
                 states = self.assignment(element, stmt, frame, states)
