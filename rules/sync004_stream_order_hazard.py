@@ -115,6 +115,12 @@ class StreamOrderHazard(StepRule):
     names the shape: no edge at all, an edge in one direction only, a wait
     placed before the access it should follow, or a stale event.
 
+    It also applies the caching allocator's reuse rule to fresh device
+    tensors a function allocates and drops: when such a tensor is freed, its
+    block goes back to the stream that allocated it, so every other stream's
+    access that this stream has not waited for, and that `x.record_stream(s)`
+    did not declare, races the next allocation (shape: freed in use).
+
     ## Why is this bad?
     Streams run concurrently. Without an edge, the writer may overwrite memory
     the reader has not read yet (write-after-read), the reader may see memory

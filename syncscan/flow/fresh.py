@@ -98,7 +98,8 @@ class FreshTensors:
         """Whether a reference to what `names` hold may outlive the function."""
         if any(_mentions(nested, names) for nested in function.nested):
             return True  # a closure may keep it
-        return any(self._stmt_escapes(s, names, scope, depth) for s in _statements(function.body))
+        statements = ir.iter_statements(function.body)
+        return any(self._stmt_escapes(s, names, scope, depth) for s in statements)
 
     def _stmt_escapes(self, stmt: ir.Stmt, names: frozenset[str], scope: Scope, depth: int) -> bool:
         holds = self._holds
@@ -187,16 +188,9 @@ class FreshTensors:
         return any(self._holds(child, names) for child in ir.children(expr))
 
 
-def _statements(stmts: tuple[ir.Stmt, ...]):
-    for stmt in stmts:
-        yield stmt
-        for child in ir.child_blocks(stmt):
-            yield from _statements(child)
-
-
 def _mentions(function: FunctionSummary, names: frozenset[str]) -> bool:
     """Whether a nested function refers to any of `names` (it may capture them)."""
-    for stmt in _statements(function.body):
+    for stmt in ir.iter_statements(function.body):
         for expr in ir.statement_exprs(stmt):
             if any(isinstance(n, ir.Name) and n.id in names for n in ir.walk(expr)):
                 return True

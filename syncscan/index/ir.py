@@ -369,3 +369,12 @@ def child_blocks(stmt: Stmt) -> tuple[tuple[Stmt, ...], ...]:
     if isinstance(stmt, Try):
         return (stmt.body, *stmt.handlers, stmt.orelse, stmt.finalbody)
     return ()
+
+
+def iter_statements(stmts: tuple[Stmt, ...]) -> Iterator[Stmt]:
+    """Every statement of a block and of the blocks nested in it, in source order
+    (not those of nested function definitions, which are not in the block)."""
+    for stmt in stmts:
+        yield stmt
+        for block in child_blocks(stmt):
+            yield from iter_statements(block)
