@@ -114,6 +114,14 @@ def _parser() -> argparse.ArgumentParser:
         help="write `# syncscan: ignore[CODE] REASON` on each finding's line, then exit 0",
     )  # fmt: skip
     check.add_argument(
+        "--diff", action="store_true",
+        help="print the verified fixes as a unified diff (nothing is written; exit 1 if any)",
+    )  # fmt: skip
+    check.add_argument(
+        "--fix", action="store_true",
+        help="apply the fixes that re-analysis verifies, then report what remains",
+    )  # fmt: skip
+    check.add_argument(
         "--source-root", type=Path,
         help="SARIF paths are relative to this directory (default: the repository root)",
     )  # fmt: skip
@@ -226,7 +234,15 @@ def _check(args: argparse.Namespace, out: Console, err: Console) -> int:
         baseline=args.baseline,
         report_unused_ignores=args.report_unused_ignores,
     )
-    result = _run(args, err, root, options, reuse=True)
+    fixing = args.fix or args.diff
+    if fixing and (args.add_ignore is not None or args.write_baseline):
+        raise UsageError("--fix/--diff cannot be combined with --add-ignore or --write-baseline")
+    result = _run(args, err, root, options, reuse=not fixing)
+    if fixing:
+        status = _fix(args, err, out, root, options, result)
+        if status is not None:
+            return status
+        result = _run(args, err, root, options)  # what remains, read from the fixed tree
     if args.add_ignore is not None:
         return _add_ignore(args, err, result)
     if args.write_baseline:
@@ -272,6 +288,52 @@ def _echo_diagnostics(err: Console, result: RunResult, quiet: bool) -> None:
         prefix = f"{where}: " if where else ""
         label = diagnostic_label(diagnostic)
         err.print(f"syncscan: {level}: {prefix}{label}: {diagnostic.message}")
+
+
+def _fix(
+    args: argparse.Namespace,
+    err: Console,
+    out: Console,
+    root: Path,
+    options: Options,
+    result: RunResult,
+) -> int | None:
+    """--diff: print the verified fixes and exit (1 when there are any). --fix:
+    write them; None to go on and report what remains."""
+    from syncscan import runner
+    from syncscan.fix import plan_fixes
+
+    config = args.config or (
+        Path(result.project.config.source) if result.project.config.source else None
+    )
+
+    def rerun(copy: Path) -> RunResult:
+        return runner.run(
+            copy,
+            config,
+            _split(args.select),
+            _split(args.ignore),
+            use_cache=not args.no_cache,
+            cache_dir=args.cache_dir or result.project.cache_dir,
+            options=options,
+            jobs=1,
+        )
+
+    outcome = plan_fixes(result, rerun)
+    for finding, note in outcome.notes:
+        loc = finding.location
+        err.print(f"syncscan: {loc.path}:{loc.line}: {finding.code}: {note}", highlight=False)
+    if args.diff:
+        diff = outcome.diff()
+        if diff:
+            out.file.write(diff)
+        files = len(outcome.files)
+        err.print(f"syncscan: {len(outcome.fixed)} fix(es) verified in {files} file(s)")
+        return EXIT_FINDINGS if diff else EXIT_CLEAN
+    for path, (_, text) in sorted(outcome.files.items()):
+        (root / path).write_text(text, encoding="utf-8")
+    err.print(f"syncscan: fixed {len(outcome.fixed)} finding(s) in {len(outcome.files)} file(s)")
+    return None
 
 
 def _add_ignore(args: argparse.Namespace, err: Console, result: RunResult) -> int:

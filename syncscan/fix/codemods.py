@@ -1,0 +1,234 @@
+"""Each rule's reference remedy as edits computed from its finding's witness.
+
+A codemod reads the finding (which function, which mode predicate, which
+completion sites) and the program the analysis built (classes, methods, the
+packs' RPC dispatch), and returns the edits of the fix, or why it offers
+none: that fix is a design choice, left to the engineer (the remedy says
+what to do).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from syncscan.fix.edits import AddMethod, AppendToMethod, Before, Edit, EnsureImport, imported_as
+from syncscan.index import ir
+from syncscan.packs import PackSet
+from syncscan.project import Project
+from syncscan.resolve.program import Program
+from syncscan.rules.base import Finding
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a codemod may read: the project's sources and the analysed program."""
+
+    project: Project
+    program: Program
+    packs: PackSet
+
+    def source(self, relpath: str) -> str:
+        return (self.project.root / relpath).read_text(encoding="utf-8")
+
+    def relpath_of(self, qualname: str) -> str | None:
+        module = self.program.module_of(qualname)
+        return self.project.relpath(module.path) if module is not None else None
+
+    def line_length(self, relpath: str) -> int:
+        """The formatter's line length for a file: `line-length` of the nearest
+        ruff configuration above it (ruff.toml, .ruff.toml, or a pyproject.toml
+        with [tool.ruff]), else ruff's default 88."""
+        directory = (self.project.root / relpath).parent
+        for folder in (directory, *directory.parents):
+            for name, table in _RUFF_FILES:
+                found = _ruff_setting(folder / name, table)
+                if found is not None:
+                    return found
+        return 88
+
+    def assignment(self, relpath: str, target: str, value: str, indent: int = 8) -> str:
+        """`target = value`, with the value in parentheses on its own line when the
+        statement would pass the line length at that indentation (as ruff wraps it)."""
+        line = f"{target} = {value}\n"
+        if indent + len(line) - 1 <= self.line_length(relpath):
+            return line
+        return f"{target} = (\n    {value}\n)\n"
+
+    def torch(self, relpath: str) -> tuple[str, list[Edit]]:
+        """How the file names torch, and the import to add when it does not."""
+        name = imported_as(self.source(relpath), "torch")
+        return (name, []) if name else ("torch", [EnsureImport(relpath, "torch")])
+
+
+_RUFF_FILES = (("ruff.toml", ()), (".ruff.toml", ()), ("pyproject.toml", ("tool", "ruff")))
+
+
+def _ruff_setting(path: Path, table: tuple[str, ...]) -> int | None:
+    """`line-length` of a ruff configuration file (88 when it configures ruff
+    but not the length), None when it does not configure ruff."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    for key in table:
+        data = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    value = data.get("line-length", 88)
+    return value if isinstance(value, int) else 88
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A fix's edits, or (no edits) the reason there is no automatic fix."""
+
+    finding: Finding
+    edits: tuple[Edit, ...] = ()
+    reason: str = ""
+
+
+Codemod = Callable[[Finding, Context], Proposal]
+
+
+# ---------------------------------------------------------------------- SYNC001
+def arm_reuse_event(finding: Finding, ctx: Context) -> Proposal:
+    """SYNC001: one event for the affected mode, armed in the owning class's
+    `__init__`; the step waits on it before its first host write into the
+    reused buffers and records it before the mode's return, after its launches
+    (vLLM's fix of the encoder-only step)."""
+    root = finding.step_root
+    owner, _, method = root.rpartition(".")
+    predicates = [(k, v) for k, v in finding.mode if k.startswith("self.")]
+    if not predicates:
+        return Proposal(finding, reason="the mode is not an attribute of the runner")
+    path = ctx.relpath_of(owner)
+    init = ctx.program.find_method(owner, "__init__")
+    if path is None or init is None or not init.qualname.startswith(owner + "."):
+        return Proposal(finding, reason=f"{owner} defines no __init__ to arm an event in")
+    if finding.location.function != root or finding.location.path != path:
+        return Proposal(finding, reason="the mode's return is not in the step root")
+    name = "_".join(_slug(k, v) for k, v in predicates) + "_reuse_event"
+    condition = " and ".join(k if v else f"not {k}" for k, v in predicates)
+    torch, imports = ctx.torch(path)
+    first = next(
+        (s.line for s in finding.witness[1:] if s.function == root and s.path == path),
+        finding.witness[0].line,
+    )
+    cls = owner.rsplit(".", 1)[-1]
+    event = f"self.{name}"
+    return Proposal(
+        finding,
+        (
+            *imports,
+            AppendToMethod(
+                path,
+                cls,
+                "__init__",
+                ctx.assignment(path, event, f"{torch}.cuda.Event() if {condition} else None"),
+            ),
+            Before(path, first, f"if {event} is not None:\n    {event}.synchronize()\n"),
+            Before(path, finding.location.line, f"if {event} is not None:\n    {event}.record()\n"),
+        ),
+    )
+
+
+def _slug(predicate: str, value: bool) -> str:
+    """`self.is_encoder_only` -> `encoder_only`; a false predicate gets `not_`."""
+    name = predicate.rsplit(".", 1)[-1].lstrip("_")
+    for prefix in ("is_", "use_", "has_"):
+        name = name.removeprefix(prefix)
+    return name if value else f"not_{name}"
+
+
+# ---------------------------------------------------------------------- SYNC002
+BARRIER_METHOD = "synchronize_device"
+
+
+def barrier_before_completion(finding: Finding, ctx: Context) -> Proposal:
+    """SYNC002: a device barrier before each completion site. In-process,
+    `torch.accelerator.synchronize()`; where the class dispatches to workers
+    through a pack's RPC method, that RPC naming a worker method that
+    synchronizes (added to the worker base class when it has none)."""
+    edits: list[Edit] = []
+    for site in finding.related or (finding.location,):
+        cls = _class_of(site.function, ctx.program)
+        rpc = _rpc_method(cls, ctx) if cls else None
+        if rpc is not None:
+            method, receiver = rpc
+            code = f'self.{method}("{BARRIER_METHOD}")\n'
+            edits.extend(_worker_barrier(receiver, ctx))
+        else:
+            torch, imports = ctx.torch(site.path)
+            edits.extend(imports)
+            code = f"{torch}.accelerator.synchronize()\n"
+        function = ctx.program.lookup(site.function).function if cls else None
+        if cls and function is not None and _falls_off_the_end(function, site.line):
+            # The completion is the end of the body: the barrier goes last.
+            edits.append(AppendToMethod(site.path, cls.rsplit(".", 1)[-1], function.name, code))
+        else:
+            edits.append(Before(site.path, site.line, code, site.function))
+    return Proposal(finding, tuple(dict.fromkeys(edits)))
+
+
+def _falls_off_the_end(function, line: int) -> bool:
+    """Whether `line` is where the function falls off its end (no `return` there)."""
+    returns = {s.line for s in ir.iter_statements(function.body) if isinstance(s, ir.Return)}
+    return line == function.end_line and line not in returns
+
+
+def _class_of(function: str, program: Program) -> str | None:
+    """The class whose method `function` is (or holds it as a nested function)."""
+    parts = function.split(".<locals>.")[0].split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        if program.find_class(".".join(parts[:cut])) is not None:
+            return ".".join(parts[:cut])
+    return None
+
+
+def _rpc_method(cls: str, ctx: Context) -> tuple[str, str] | None:
+    """(method, worker class) of a pack RPC the class can call on itself."""
+    for rpc in ctx.packs.rpc:
+        if rpc.receivers and ctx.program.find_method(cls, rpc.method) is not None:
+            return rpc.method, rpc.receivers[0]
+    return None
+
+
+def _worker_barrier(receiver: str, ctx: Context) -> list[Edit]:
+    """The worker method the RPC names, where the worker base class has none."""
+    if ctx.program.find_method(receiver, BARRIER_METHOD) is not None:
+        return []
+    path = ctx.relpath_of(receiver)
+    if path is None:
+        return []
+    torch, imports = ctx.torch(path)
+    code = (
+        f"def {BARRIER_METHOD}(self) -> None:\n"
+        '    """Wait for all device work this worker launched (a pause\'s barrier)."""\n'
+        f"    if {torch}.accelerator.is_available():\n"
+        f"        {torch}.accelerator.synchronize()\n"
+    )
+    return [*imports, AddMethod(path, receiver.rsplit(".", 1)[-1], BARRIER_METHOD, code)]
+
+
+def no_automatic_fix(why: str) -> Codemod:
+    def offer(finding: Finding, ctx: Context) -> Proposal:
+        return Proposal(finding, reason=why)
+
+    return offer
+
+
+CODEMODS: dict[str, Codemod] = {
+    "SYNC001": arm_reuse_event,
+    "SYNC002": barrier_before_completion,
+    "SYNC003": no_automatic_fix(
+        "where the write belongs relative to the guard (inside it, or a guard on every "
+        "entry point) is a design choice"
+    ),
+    "SYNC004": no_automatic_fix(
+        "which stream should wait for which (or record_stream, or double-buffering) is a "
+        "design choice"
+    ),
+}
