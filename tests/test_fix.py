@@ -15,7 +15,7 @@ from helpers import FIXTURES, analyse
 from syncscan.cli import main
 from syncscan.fix import plan_fixes
 from syncscan.fix.codemods import CODEMODS, Proposal
-from syncscan.fix.edits import Before
+from syncscan.fix.edits import Before, EditError, MoveIntoWith, apply
 from syncscan.runner import RunResult, run
 
 
@@ -32,7 +32,7 @@ def _buggy(code: str | None = None) -> list[str]:
 
 
 FIXABLE = [s for s in _buggy() if (FIXTURES / s / "fix.diff").is_file()]
-DESIGN_CHOICES = _buggy("SYNC003") + _buggy("SYNC004")
+DESIGN_CHOICES = [s for s in _buggy() if s not in FIXABLE]
 
 
 def _copy(shape: str, variant: str, into: Path) -> Path:
@@ -54,8 +54,11 @@ def _sources(root: Path) -> dict[str, bytes]:
 
 
 def test_every_sync001_and_sync002_fixture_has_an_expected_fix() -> None:
-    assert sorted(FIXABLE) == sorted(_buggy("SYNC001") + _buggy("SYNC002"))
-    assert len(FIXABLE) >= 7
+    """SYNC001 and SYNC002 always have a fix; SYNC003 where the write sits right
+    before its guarded region (write_before_guard_wait); SYNC004 never."""
+    assert set(_buggy("SYNC001") + _buggy("SYNC002")) < set(FIXABLE)
+    assert set(FIXABLE) - set(_buggy("SYNC001") + _buggy("SYNC002")) == {"write_before_guard_wait"}
+    assert set(_buggy("SYNC004")) <= set(DESIGN_CHOICES)
 
 
 @pytest.mark.parametrize("shape", FIXABLE)
@@ -93,7 +96,7 @@ def test_a_formatted_file_stays_formatted_after_its_fix(
 
 
 @pytest.mark.parametrize("shape", DESIGN_CHOICES)
-def test_sync003_and_sync004_offer_no_diff_and_say_why(
+def test_a_design_choice_gets_no_diff_and_says_why(
     shape: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = _copy(shape, "buggy", tmp_path)
@@ -168,3 +171,31 @@ def test_the_seed_findings_of_vllm_0_28_are_fixed_like_upstream(
     assert sum(line.endswith(".record()") for line in added) == 1
     assert sum(line == 'self.collective_rpc("synchronize_device")' for line in added) == 3
     assert "def synchronize_device(self) -> None:" in added
+
+
+def test_one_barrier_goes_before_every_site_of_a_function_in_the_block_holding_them() -> None:
+    source = (
+        "def pause(self, clear):\n"
+        "    self.paused = True\n"
+        "    if clear:\n"
+        "        self.reset()  # releases memory\n"
+        "    return None\n"
+    )
+    edits = [Before("m.py", 4, "sync()\n", "pause"), Before("m.py", 5, "sync()\n", "pause")]
+    assert apply(source, edits) == source.replace("    if clear:", "    sync()\n    if clear:")
+    # Without a shared key each site gets its own barrier.
+    apart = [Before("m.py", 4, "sync()\n"), Before("m.py", 5, "sync()\n")]
+    assert apply(source, apart).count("sync()") == 2
+
+
+def test_a_statement_moves_into_the_guard_only_when_the_guard_does_not_read_it() -> None:
+    moves = "def step(self):\n    self.stage(b)\n    with self.guard():\n        run()\n"
+    assert apply(moves, [MoveIntoWith("m.py", 2)]) == (
+        "def step(self):\n    with self.guard():\n        self.stage(b)\n        run()\n"
+    )
+    reads = "def step(self):\n    n = self.stage(b)\n    with self.guard(n):\n        run()\n"
+    with pytest.raises(EditError):
+        apply(reads, [MoveIntoWith("m.py", 2)])
+    apart = moves.replace("    with", "    other()\n    with")
+    with pytest.raises(EditError):
+        apply(apart, [MoveIntoWith("m.py", 2)])

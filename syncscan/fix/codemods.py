@@ -14,7 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from syncscan.fix.edits import AddMethod, AppendToMethod, Before, Edit, EnsureImport, imported_as
+from syncscan.fix.edits import (
+    AddMethod,
+    AppendToMethod,
+    Before,
+    Edit,
+    EnsureImport,
+    MoveIntoWith,
+    apply,
+    imported_as,
+)
 from syncscan.index import ir
 from syncscan.packs import PackSet
 from syncscan.project import Project
@@ -213,6 +222,30 @@ def _worker_barrier(receiver: str, ctx: Context) -> list[Edit]:
     return [*imports, AddMethod(path, receiver.rsplit(".", 1)[-1], BARRIER_METHOD, code)]
 
 
+# ---------------------------------------------------------------------- SYNC003
+def move_into_guard(finding: Finding, ctx: Context) -> Proposal:
+    """SYNC003: the step's statement that leads to the write, moved to the start
+    of the guarded region (`with ...:`) that directly follows it in the same
+    function; any other placement is a design choice."""
+    root = finding.step_root
+    step = next((s for s in reversed(finding.witness) if s.function == root), None)
+    if step is None or step is finding.witness[0]:
+        return Proposal(finding, reason=_GUARD_CHOICE)
+    edit = MoveIntoWith(step.path, step.line)
+    try:
+        apply(ctx.source(step.path), (edit,))
+    except Exception:  # no `with` right after it: the placement is a design choice
+        return Proposal(finding, reason=_GUARD_CHOICE)
+    return Proposal(finding, (edit,))
+
+
+_GUARD_CHOICE = (
+    "the write is not right before a guarded region in its step function: where it "
+    "belongs relative to the guard (inside it, or a guard on every entry point) is a "
+    "design choice"
+)
+
+
 def no_automatic_fix(why: str) -> Codemod:
     def offer(finding: Finding, ctx: Context) -> Proposal:
         return Proposal(finding, reason=why)
@@ -223,10 +256,7 @@ def no_automatic_fix(why: str) -> Codemod:
 CODEMODS: dict[str, Codemod] = {
     "SYNC001": arm_reuse_event,
     "SYNC002": barrier_before_completion,
-    "SYNC003": no_automatic_fix(
-        "where the write belongs relative to the guard (inside it, or a guard on every "
-        "entry point) is a design choice"
-    ),
+    "SYNC003": move_into_guard,
     "SYNC004": no_automatic_fix(
         "which stream should wait for which (or record_stream, or double-buffering) is a "
         "design choice"

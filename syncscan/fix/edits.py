@@ -29,6 +29,15 @@ class Before:
 
 
 @dataclass(frozen=True)
+class MoveIntoWith:
+    """Move the innermost statement holding `line` to the start of the `with`
+    statement that directly follows it in its block (into the guarded region)."""
+
+    path: str
+    line: int
+
+
+@dataclass(frozen=True)
 class AppendToMethod:
     """Append `code` to the end of method `method` of class `cls` (its name)."""
 
@@ -56,7 +65,7 @@ class EnsureImport:
     module: str
 
 
-Edit = Before | AppendToMethod | AddMethod | EnsureImport
+Edit = Before | MoveIntoWith | AppendToMethod | AddMethod | EnsureImport
 
 
 class EditError(Exception):
@@ -103,6 +112,12 @@ def apply(source: str, edits: Sequence[Edit]) -> str:
         queued = before.setdefault(id(target), [])
         if not any(n.deep_equals(new[0]) for n in queued):
             queued.extend(new)
+    moved: set[int] = set()
+    for edit in edits:
+        if isinstance(edit, MoveIntoWith):
+            target = _innermost(statements, edit.line)
+            _guard_after(target, parents[target])  # raises when there is none
+            moved.add(id(target))
     appended: dict[tuple[str, str], list[cst.BaseStatement]] = {}
     added: dict[str, list[cst.BaseStatement]] = {}
     for edit in edits:
@@ -114,7 +129,7 @@ def apply(source: str, edits: Sequence[Edit]) -> str:
             added.setdefault(edit.cls, []).extend((method, *rest))
     imports = sorted({e.module for e in edits if isinstance(e, EnsureImport)})
     imports = [m for m in imports if imported_as(source, m) is None]
-    inserter = _Inserter(before, appended, added)
+    inserter = _Inserter(before, appended, added, moved)
     module = wrapper.module.visit(inserter)
     for name in (*appended, *((c, "") for c in added)):
         if name not in inserter.done:
@@ -159,6 +174,41 @@ def _blocks(stmt: cst.CSTNode, parents) -> list[tuple[cst.CSTNode, cst.CSTNode]]
         node = outer
 
 
+def _guard_after(stmt: cst.CSTNode, block: cst.CSTNode) -> cst.With:
+    """The `with` statement right after `stmt` in its block; EditError if none, or
+    if the `with` reads a name the statement binds (it must run first)."""
+    body = getattr(block, "body", ())
+    index = next((i for i, s in enumerate(body) if s is stmt), None)
+    after = body[index + 1] if index is not None and index + 1 < len(body) else None
+    if not isinstance(after, cst.With) or not isinstance(after.body, cst.IndentedBlock):
+        raise EditError("no guarded region right after the statement")
+    bound = {
+        n.value
+        for small in getattr(stmt, "body", ())
+        if isinstance(small, cst.Assign | cst.AnnAssign | cst.AugAssign)
+        for target in getattr(small, "targets", ()) or (small,)
+        for n in _names(getattr(target, "target", None))
+    }
+    used = {n.value for item in after.items for n in _names(item.item)}
+    if bound & used:
+        raise EditError("the guard's expression reads what the statement assigns")
+    return after
+
+
+def _names(node: cst.CSTNode | None) -> list[cst.Name]:
+    """Every Name node inside `node`."""
+    if node is None:
+        return []
+    found: list[cst.Name] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.append(name)
+
+    node.visit(Collect())
+    return found
+
+
 def _statements(code: str) -> list[cst.BaseStatement]:
     return list(cst.parse_module(code).body)
 
@@ -183,8 +233,9 @@ def _dotted(node: cst.BaseExpression) -> str:
 class _Inserter(cst.CSTTransformer):
     """Applies the resolved insertions in one pass over the module."""
 
-    def __init__(self, before, appended, added) -> None:
+    def __init__(self, before, appended, added, moved) -> None:
         super().__init__()
+        self.moved = moved  # statements that go to the start of the `with` after them
         self.done: set[tuple[str, str]] = set()  # (class, method) edited; (class, "") added to
         self.before = before
         self.appended = appended
@@ -222,13 +273,21 @@ class _Inserter(cst.CSTTransformer):
     def on_leave(self, original, updated):
         updated = super().on_leave(original, updated)
         if isinstance(updated, cst.IndentedBlock | cst.Module):
-            body = []
+            body: list[cst.BaseStatement] = []
             changed = False
+            carried: cst.BaseStatement | None = None
             for old, new in zip(original.body, updated.body, strict=True):
                 extra = self.before.get(id(old))
                 if extra:
                     changed = True
                     body.extend(extra)
+                if id(old) in self.moved:
+                    carried, changed = new, True
+                    continue
+                if carried is not None and isinstance(new, cst.With):
+                    inner = cst.ensure_type(new.body, cst.IndentedBlock)
+                    new = new.with_changes(body=inner.with_changes(body=(carried, *inner.body)))
+                    carried = None
                 body.append(new)
             if changed:
                 updated = updated.with_changes(body=tuple(body))
