@@ -302,6 +302,7 @@ def _fix(
     write them; None to go on and report what remains."""
     from syncscan import runner
     from syncscan.fix import plan_fixes
+    from syncscan.fix.files import write_atomically
 
     config = args.config or (
         Path(result.project.config.source) if result.project.config.source else None
@@ -331,13 +332,13 @@ def _fix(
         err.print(f"syncscan: {len(outcome.fixed)} fix(es) verified in {files} file(s)")
         return EXIT_FINDINGS if diff else EXIT_CLEAN
     for path, (_, text) in sorted(outcome.files.items()):
-        (root / path).write_text(text, encoding="utf-8")
+        write_atomically(root / path, text)
     err.print(f"syncscan: fixed {len(outcome.fixed)} finding(s) in {len(outcome.files)} file(s)")
     return None
 
 
 def _add_ignore(args: argparse.Namespace, err: Console, result: RunResult) -> int:
-    from syncscan.add_ignore import add_ignores
+    from syncscan.fix.ignores import add_ignores
 
     edits = add_ignores(result.project.root, result.findings, args.add_ignore)
     files = len({edit.path for edit in edits})

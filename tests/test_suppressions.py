@@ -415,7 +415,7 @@ def test_add_ignore_extends_an_existing_suppression_and_avoids_unsafe_lines(
 ) -> None:
     from syncscan.rules.base import Finding, Location
 
-    from syncscan.add_ignore import add_ignores
+    from syncscan.fix.ignores import add_ignores
 
     source = (
         "def f(x):\n"

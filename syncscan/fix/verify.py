@@ -33,7 +33,7 @@ class Verifier:
             copy = Path(temp) / root.name
             shutil.copytree(root, copy, ignore=_NOT_COPIED, symlinks=True)
             for path, text in patched.items():
-                (copy / path).write_text(text, encoding="utf-8")
+                (copy / path).write_bytes(text.encode("utf-8"))  # line endings as they are
             after = self.rerun(copy)
         if after.incomplete:
             return "the patched tree could not be analysed completely", None

@@ -6,19 +6,20 @@ a comment (it ends inside a string or with a backslash), it goes at the end of
 the statement instead. A line that already carries a suppression gets the code
 added to its list; one that already covers the code is left alone, so running
 it twice changes nothing. Only the comment is written: every other byte of the
-file, line endings included, stays as it was.
+file, line endings included, stays as it was. The placement reads the token
+stream (where a line ends outside a string), which is what decides where a
+comment may go; the file is replaced atomically like a fix's.
 """
 
 from __future__ import annotations
 
 import io
-import os
 import re
-import tempfile
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from syncscan.fix.files import write_atomically
 from syncscan.index.comments import parse_suppression
 from syncscan.rules.base import Finding
 
@@ -68,7 +69,7 @@ def _edit_file(root: Path, path: str, wanted: dict[int, set[str]], reason: str) 
             lines[at - 1] = text
             edits.append(IgnoreEdit(path, at, tuple(added)))
     if edits:
-        _write_atomically(target, "".join(lines))
+        write_atomically(target, "".join(lines))
     return edits
 
 
@@ -107,17 +108,3 @@ def _with_ignore(
             return body[:start] + updated + ending, missing
     suffix = f"# syncscan: ignore[{','.join(codes)}]" + (f" {reason}" if reason else "")
     return f"{body.rstrip()}  {suffix}{ending}", codes
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Replace the file's contents in one step, keeping its permissions."""
-    mode = path.stat().st_mode
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
