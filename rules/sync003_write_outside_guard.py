@@ -116,7 +116,10 @@ class WriteOutsideGuard(StepRule):
         "inside the guarded region (or widen the region to include it); take the "
         "guard on every entry point that writes these buffers; create the guard "
         "event in every mode in which steps overlap; or double-buffer the memory, "
-        "or use a pageable source (its copy is staged synchronously)."
+        "or use a pageable source (its copy is staged synchronously). `syncscan "
+        "check --fix` makes the first change only where the step statement that "
+        "leads to the write sits right before the guarded region; elsewhere the "
+        "placement is a design choice, left to you."
     )
     VALID = [Example({"example.py": _FIXED}, _PACK, 0, "every write inside the region")]
     INVALID = [Example({"example.py": _BUGGY}, _PACK, 1, "a write after the record")]

@@ -101,6 +101,11 @@ _REMEDIES = {
         "before the tensor goes out of scope."
     ),
 }
+# Every shape's fix chooses which stream waits for which: no automatic fix.
+_REMEDIES = {
+    shape: text + " No automatic fix: which edge to add is a design choice."
+    for shape, text in _REMEDIES.items()
+}
 
 
 class StreamOrderHazard(StepRule):
