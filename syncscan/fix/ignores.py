@@ -6,18 +6,19 @@ a comment (it ends inside a string or with a backslash), it goes at the end of
 the statement instead. A line that already carries a suppression gets the code
 added to its list; one that already covers the code is left alone, so running
 it twice changes nothing. Only the comment is written: every other byte of the
-file, line endings included, stays as it was. The placement reads the token
-stream (where a line ends outside a string), which is what decides where a
-comment may go; the file is replaced atomically like a fix's.
+file, line endings included, stays as it was: the comment is set on libcst's
+node for the line's end, and libcst writes every other byte back as it read
+it. The file is replaced atomically, like a fix's.
 """
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 from dataclasses import dataclass
 from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from syncscan.fix.files import write_atomically
 from syncscan.index.comments import parse_suppression
@@ -52,59 +53,65 @@ def _edit_file(root: Path, path: str, wanted: dict[int, set[str]], reason: str) 
     target = root / path
     try:
         source = target.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+        wrapper = MetadataWrapper(cst.parse_module(source))
+    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
         return []
-    lines = source.splitlines(keepends=True)
-    ends, comments = _line_facts(source)
+    slots = _line_ends(wrapper)
     placed: dict[int, set[str]] = {}
     for line, codes in sorted(wanted.items()):
-        at = next((end for end in ends if end >= line), None)
-        if at is None or at > len(lines):
-            continue
-        placed.setdefault(at, set()).update(codes)
+        at = next((end for end in sorted(slots) if end >= line), None)
+        if at is not None:
+            placed.setdefault(at, set()).update(codes)
+    changes: dict[int, cst.TrailingWhitespace] = {}
     edits: list[IgnoreEdit] = []
     for at, codes in sorted(placed.items()):
-        text, added = _with_ignore(lines[at - 1], comments.get(at), sorted(codes), reason)
+        slot = slots[at]
+        comment, added = _with_ignore(slot.comment, sorted(codes), reason)
         if added:
-            lines[at - 1] = text
+            whitespace = slot.whitespace if slot.comment else cst.SimpleWhitespace("  ")
+            changes[id(slot)] = slot.with_changes(whitespace=whitespace, comment=comment)
             edits.append(IgnoreEdit(path, at, tuple(added)))
     if edits:
-        write_atomically(target, "".join(lines))
+        write_atomically(target, wrapper.module.visit(_Commenter(changes)).code)
     return edits
 
 
-def _line_facts(source: str) -> tuple[list[int], dict[int, str]]:
-    """Lines that end outside any string and without a backslash (they hold a NEWLINE
-    or NL token: a comment may go at their end), and each line's comment."""
-    ends: list[int] = []
-    comments: dict[int, str] = {}
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type in (tokenize.NEWLINE, tokenize.NL):
-                ends.append(token.start[0])
-            elif token.type == tokenize.COMMENT:
-                comments[token.start[0]] = token.string
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass
-    return sorted(set(ends)), comments
+def _line_ends(wrapper: MetadataWrapper) -> dict[int, cst.TrailingWhitespace]:
+    """The end of every line that may take a comment (it ends outside any string
+    and without a backslash: libcst holds a TrailingWhitespace there), by line."""
+    positions = wrapper.resolve(PositionProvider)
+    return {
+        pos.start.line: node
+        for node, pos in positions.items()
+        if isinstance(node, cst.TrailingWhitespace)
+    }
+
+
+class _Commenter(cst.CSTTransformer):
+    def __init__(self, changes: dict[int, cst.TrailingWhitespace]) -> None:
+        super().__init__()
+        self.changes = changes
+
+    def leave_TrailingWhitespace(
+        self, original: cst.TrailingWhitespace, updated: cst.TrailingWhitespace
+    ) -> cst.TrailingWhitespace:
+        return self.changes.get(id(original), updated)
 
 
 def _with_ignore(
-    text: str, comment: str | None, codes: list[str], reason: str
-) -> tuple[str, list[str]]:
-    """`text` (one line, with its ending) carrying a suppression of `codes`, and the
-    codes it newly suppresses ([] when it already did)."""
-    body = text.rstrip("\r\n")
-    ending = text[len(body) :]
-    if comment is not None and (directive := _DIRECTIVE.search(comment)):
+    comment: cst.Comment | None, codes: list[str], reason: str
+) -> tuple[cst.Comment, list[str]]:
+    """A line's comment carrying a suppression of `codes`, and the codes it newly
+    suppresses ([] when it already did). Another comment is kept before it."""
+    text = comment.value if comment is not None else ""
+    if directive := _DIRECTIVE.search(text):
         existing = parse_suppression(0, directive.group(1).strip())
         if not existing.problem:
             missing = [c for c in codes if not any(c.startswith(e) for e in existing.codes)]
             if not missing:
-                return text, []
+                return cst.Comment(text), []
             merged = ",".join(sorted({*existing.codes, *missing}))
-            start = body.rindex(comment)
-            updated = _CODE_LIST.sub(lambda m: f"{m.group(1)}{merged}{m.group(3)}", comment, 1)
-            return body[:start] + updated + ending, missing
+            updated = _CODE_LIST.sub(lambda m: f"{m.group(1)}{merged}{m.group(3)}", text, 1)
+            return cst.Comment(updated), missing
     suffix = f"# syncscan: ignore[{','.join(codes)}]" + (f" {reason}" if reason else "")
-    return f"{body.rstrip()}  {suffix}{ending}", codes
+    return cst.Comment(f"{text}  {suffix}" if text else suffix), codes
