@@ -110,11 +110,14 @@ def arm_reuse_event(finding: Finding, ctx: Context) -> Proposal:
     (vLLM's fix of the encoder-only step)."""
     root = finding.step_root
     owner, _, method = root.rpartition(".")
+    step = ctx.program.find_method(owner, method)
     predicates = [(k, v) for k, v in finding.mode if k.startswith("self.")]
     if not predicates:
         return Proposal(finding, reason="the mode is not an attribute of the runner")
     path = ctx.relpath_of(owner)
     init = ctx.program.find_method(owner, "__init__")
+    if step is None or not step.body:
+        return Proposal(finding, reason=f"{root} is not in the analysed sources")
     if path is None or init is None or not init.qualname.startswith(owner + "."):
         return Proposal(finding, reason=f"{owner} defines no __init__ to arm an event in")
     if finding.location.function != root or finding.location.path != path:
@@ -124,7 +127,7 @@ def arm_reuse_event(finding: Finding, ctx: Context) -> Proposal:
     torch, imports = ctx.torch(path)
     first = next(
         (s.line for s in finding.witness[1:] if s.function == root and s.path == path),
-        finding.witness[0].line,
+        _first_statement(step).line,  # no step of the witness in the root
     )
     cls = owner.rsplit(".", 1)[-1]
     event = f"self.{name}"
@@ -142,6 +145,18 @@ def arm_reuse_event(finding: Finding, ctx: Context) -> Proposal:
             Before(path, finding.location.line, f"if {event} is not None:\n    {event}.record()\n"),
         ),
     )
+
+
+def _first_statement(function) -> ir.Stmt:
+    """The first statement of a body after its docstring (which must stay first)."""
+    body = function.body
+    docstring = (
+        len(body) > 1
+        and isinstance(body[0], ir.Eval)
+        and isinstance(body[0].value, ir.Const)
+        and isinstance(body[0].value.value, str)
+    )
+    return body[1] if docstring else body[0]
 
 
 def _slug(predicate: str, value: bool) -> str:
