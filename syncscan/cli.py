@@ -321,7 +321,8 @@ def _fix(
         )
 
     outcome = plan_fixes(result, rerun)
-    for finding, note in outcome.notes:
+    notes = [(p.finding, f"{'fix' if args.diff else 'fixed'} ({p.label})") for p in outcome.fixed]
+    for finding, note in sorted([*notes, *outcome.notes], key=lambda n: n[0].sort_key()):
         loc = finding.location
         err.print(f"syncscan: {loc.path}:{loc.line}: {finding.code}: {note}", highlight=False)
     if args.diff:

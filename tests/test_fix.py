@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,7 @@ def test_the_fix_is_the_expected_diff_and_leaves_a_clean_tree(
     status, diff, err = _check(root, "--diff", capsys=capsys)
     assert status == 1, err
     assert diff == (FIXTURES / shape / "fix.diff").read_text(), err
+    assert "fix (unsafe fix: it changes what the code waits for)" in err
     assert _sources(root) == before  # --diff writes nothing
 
     _check(root, "--fix", capsys=capsys)
@@ -150,7 +152,8 @@ def test_the_seed_findings_of_vllm_0_28_are_fixed_like_upstream(
 
     outcome = plan_fixes(result_0_28, rerun)
     seeds = sorted(f.code for f in result_0_28.findings if f.code in ("SYNC001", "SYNC002"))
-    assert sorted(f.code for f in outcome.fixed) == seeds == ["SYNC001", "SYNC002", "SYNC002"]
+    assert sorted(p.finding.code for p in outcome.fixed) == seeds
+    assert seeds == ["SYNC001", "SYNC002", "SYNC002"]
     assert outcome.after is not None
     left = sorted((f.code, f.fingerprint) for f in outcome.after.findings)
     kept = sorted((f.code, f.fingerprint) for f in result_0_28.findings if f.code == "SYNC003")
@@ -199,3 +202,18 @@ def test_a_statement_moves_into_the_guard_only_when_the_guard_does_not_read_it()
     apart = moves.replace("    with", "    other()\n    with")
     with pytest.raises(EditError):
         apply(apart, [MoveIntoWith("m.py", 2)])
+
+
+def test_a_fix_its_rule_marks_safe_is_labelled_safe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = CODEMODS["SYNC002"]
+
+    def marked(finding, ctx) -> Proposal:
+        return replace(original(finding, ctx), safe=True)
+
+    monkeypatch.setitem(CODEMODS, "SYNC002", marked)
+    root = _copy("pause_returns_after_launch", "buggy", tmp_path)
+    status, _, err = _check(root, "--fix", capsys=capsys)
+    assert status == 0
+    assert "SYNC002: fixed (safe fix)" in err

@@ -6,6 +6,9 @@ never imports libcst). Each rule's codemod (codemods.py) proposes edits
 anchored to the original source (edits.py); the patched files are analysed
 again in a copy of the project (verify.py), and a fix is kept only if its
 finding is gone and no new finding appears. Nothing is written until then.
+Fixes are unsafe unless their rule marks them safe (in ruff's sense: a fix
+that may change behaviour, here what the code waits for, asks for review);
+both are shown by `--diff` and applied by `--fix`, each labelled.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ class FixOutcome:
     got no fix."""
 
     files: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (before, after)
-    fixed: list[Finding] = field(default_factory=list)
+    fixed: list[Proposal] = field(default_factory=list)  # verified, in finding order
     notes: list[tuple[Finding, str]] = field(default_factory=list)
     after: RunResult | None = None  # the analysis of the patched tree
 
@@ -76,7 +79,7 @@ def _verified(proposals: list[Proposal], ctx: Context, verifier: Verifier, outco
     them, else each one that verifies alone (then together)."""
     attempt = _try(proposals, ctx, verifier)
     if attempt[0] is not None:
-        outcome.fixed.extend(p.finding for p in proposals)
+        outcome.fixed.extend(proposals)
         return attempt[0]
     if len(proposals) == 1:
         outcome.notes.append((proposals[0].finding, f"fix dropped: {attempt[1]}"))
@@ -95,7 +98,7 @@ def _verified(proposals: list[Proposal], ctx: Context, verifier: Verifier, outco
         for proposal in good:
             outcome.notes.append((proposal.finding, f"fix dropped: {attempt[1]}"))
         return None
-    outcome.fixed.extend(p.finding for p in good)
+    outcome.fixed.extend(good)
     return attempt[0]
 
 

@@ -97,6 +97,13 @@ class Proposal:
     finding: Finding
     edits: tuple[Edit, ...] = ()
     reason: str = ""
+    # A rule marks a fix safe when it cannot change behaviour beyond removing the
+    # finding; every fix here adds or moves a wait, so none is.
+    safe: bool = False
+
+    @property
+    def label(self) -> str:
+        return "safe fix" if self.safe else "unsafe fix: it changes what the code waits for"
 
 
 Codemod = Callable[[Finding, Context], Proposal]
