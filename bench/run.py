@@ -153,30 +153,35 @@ def main() -> int:
             seconds, rss = timed([*syncscan, "--cache-dir", str(cache)])
             warm.append(seconds)
             warm_rss.append(rss)
-        touched = []
         step_file = tree / STEP_FILES[args.engine]
-        for run in range(args.runs):
-            with step_file.open("a", encoding="utf-8") as handle:
-                handle.write(f"\n# bench touch {run}\n")
-            touched.append(timed([*syncscan, "--cache-dir", str(cache)])[0])
+        other_file = tree / UNRELATED_FILES[args.engine]
+        cls, method = STEP_ROOTS[args.engine]
+
+        def after_each(change) -> list[float]:
+            """Seconds of a warm run after each of `args.runs` changes `change(run)`."""
+            seconds = []
+            for run in range(args.runs):
+                change(run)
+                seconds.append(timed([*syncscan, "--cache-dir", str(cache)])[0])
+            return seconds
+
+        def append(path: Path, text: str) -> None:
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(text)
+
+        # A comment: the findings are reused once the file's new summary proves equal.
+        touched = after_each(lambda run: append(step_file, f"\n# bench touch {run}\n"))
         # Changes the analysis reads: the record cannot be reused, every finding
         # is recomputed from cached summaries (the performance issue's targets).
-        edited = []
-        for run in range(args.runs):
-            with step_file.open("a", encoding="utf-8") as handle:
-                handle.write(f"\n\ndef _bench_edit_{run}():\n    return {run}\n")
-            edited.append(timed([*syncscan, "--cache-dir", str(cache)])[0])
-        statement = []
-        cls, method = STEP_ROOTS[args.engine]
-        for run in range(args.runs):
-            insert_statement(step_file, cls, method, f"_bench_statement_{run} = {run}")
-            statement.append(timed([*syncscan, "--cache-dir", str(cache)])[0])
-        unrelated = []
-        other_file = tree / UNRELATED_FILES[args.engine]
-        for run in range(args.runs):
-            with other_file.open("a", encoding="utf-8") as handle:
-                handle.write(f"\n\ndef _bench_unrelated_{run}():\n    return {run}\n")
-            unrelated.append(timed([*syncscan, "--cache-dir", str(cache)])[0])
+        edited = after_each(
+            lambda run: append(step_file, f"\n\ndef _bench_edit_{run}():\n    return {run}\n")
+        )
+        statement = after_each(
+            lambda run: insert_statement(step_file, cls, method, f"_bench_statement_{run} = {run}")
+        )
+        unrelated = after_each(
+            lambda run: append(other_file, f"\n\ndef _bench_unrelated_{run}():\n    return {run}\n")
+        )
         script = shutil.which("syncscan", path=str(Path(sys.executable).parent)) or "syncscan"
         version_runs = [timed([script, "--version"])[0] for _ in range(max(args.runs, 5))]
         ruff_runs = [

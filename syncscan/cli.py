@@ -182,8 +182,18 @@ def _target(paths: list[Path], changed_only: bool) -> tuple[Path, tuple[str, ...
 
 
 def _run(
-    args: argparse.Namespace, err: Console, root: Path, options: Options, reuse: bool = False
+    args: argparse.Namespace,
+    err: Console,
+    root: Path,
+    options: Options,
+    reuse: bool = False,
+    *,
+    config: Path | None = None,
+    cache_dir: Path | None = None,
+    jobs: int | None = None,
 ) -> RunResult:
+    """The check the arguments ask for, on `root`; `config`, `cache_dir` and
+    `jobs` override theirs (a fix's verification runs on a copy of the project)."""
     from syncscan import runner
 
     status = (
@@ -195,14 +205,14 @@ def _run(
         progress = (lambda text: spinner.update(f"syncscan: {text}")) if spinner else None
         return runner.run(
             root,
-            args.config,
+            config or args.config,
             _split(getattr(args, "select", [])),
             _split(getattr(args, "ignore", [])),
             use_cache=not args.no_cache,
-            cache_dir=args.cache_dir,
+            cache_dir=cache_dir or args.cache_dir,
             options=options,
             progress=progress,
-            jobs=_jobs(args, options),
+            jobs=jobs or _jobs(args, options),
             reuse_findings=reuse,
         )
 
@@ -239,10 +249,10 @@ def _check(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--fix/--diff cannot be combined with --add-ignore or --write-baseline")
     result = _run(args, err, root, options, reuse=not fixing)
     if fixing:
-        status = _fix(args, err, out, root, options, result)
-        if status is not None:
-            return status
-        result = _run(args, err, root, options)  # what remains, read from the fixed tree
+        fixed = _fix(args, err, out, root, options, result)
+        if isinstance(fixed, int):
+            return fixed
+        result = fixed
     if args.add_ignore is not None:
         return _add_ignore(args, err, result)
     if args.write_baseline:
@@ -297,28 +307,18 @@ def _fix(
     root: Path,
     options: Options,
     result: RunResult,
-) -> int | None:
+) -> int | RunResult:
     """--diff: print the verified fixes and exit (1 when there are any). --fix:
-    write them; None to go on and report what remains."""
-    from syncscan import runner
+    write them, and return the run to report: what remains."""
     from syncscan.fix import plan_fixes
     from syncscan.fix.files import write_atomically
 
-    config = args.config or (
-        Path(result.project.config.source) if result.project.config.source else None
-    )
+    source = result.project.config.source
+    config = args.config or (Path(source) if source else None)
+    cache_dir = args.cache_dir or result.project.cache_dir
 
     def rerun(copy: Path) -> RunResult:
-        return runner.run(
-            copy,
-            config,
-            _split(args.select),
-            _split(args.ignore),
-            use_cache=not args.no_cache,
-            cache_dir=args.cache_dir or result.project.cache_dir,
-            options=options,
-            jobs=1,
-        )
+        return _run(args, err, copy, options, config=config, cache_dir=cache_dir, jobs=1)
 
     outcome = plan_fixes(result, rerun)
     notes = [(p.finding, f"{'fix' if args.diff else 'fixed'} ({p.label})") for p in outcome.fixed]
@@ -335,7 +335,8 @@ def _fix(
     for path, (_, text) in sorted(outcome.files.items()):
         write_atomically(root / path, text)
     err.print(f"syncscan: fixed {len(outcome.fixed)} finding(s) in {len(outcome.files)} file(s)")
-    return None
+    # What remains, read from the fixed tree (the verified copy is gone).
+    return _run(args, err, root, options) if outcome.files else result
 
 
 def _add_ignore(args: argparse.Namespace, err: Console, result: RunResult) -> int:

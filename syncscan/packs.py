@@ -66,6 +66,9 @@ class RpcDispatch:
     name_argument: int
     name_keyword: str
     receivers: tuple[str, ...]
+    # The receivers' method that waits for all their device work (a SYNC002 fix
+    # calls it through this dispatch, adding it to the first receiver if absent).
+    barrier_method: str = ""
 
 
 @dataclass(frozen=True)
@@ -202,7 +205,7 @@ _ROW_KEYS: dict[str, frozenset[str]] = {
     "unread_upload": frozenset({"launched_in", "predicate", "value", "reason"}),
     "dead_store": frozenset({"function", "buffer", "reason"}),
     "quiescence": frozenset({"function", "subclasses", "busy_on_entry", "why", "exclude"}),
-    "rpc": frozenset({"method", "name_argument", "name_keyword", "receivers"}),
+    "rpc": frozenset({"method", "name_argument", "name_keyword", "receivers", "barrier_method"}),
 }
 
 
@@ -379,6 +382,7 @@ def load_packs(project: Project) -> PackSet:
                     name_argument=_require(source, row, "name_argument", int, 0),
                     name_keyword=_require(source, row, "name_keyword", str, "method"),
                     receivers=receivers,
+                    barrier_method=_require(source, row, "barrier_method", str, ""),
                 )
             )
         uploads += _rows(source, data, "unread_upload", UnreadUpload, _UNREAD_UPLOAD)

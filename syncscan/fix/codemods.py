@@ -25,7 +25,7 @@ from syncscan.fix.edits import (
     imported_as,
 )
 from syncscan.index import ir
-from syncscan.packs import PackSet
+from syncscan.packs import PackSet, RpcDispatch
 from syncscan.project import Project
 from syncscan.resolve.program import Program
 from syncscan.rules.base import Finding
@@ -66,10 +66,17 @@ class Context:
             return line
         return f"{target} = (\n    {value}\n)\n"
 
-    def torch(self, relpath: str) -> tuple[str, list[Edit]]:
-        """How the file names torch, and the import to add when it does not."""
-        name = imported_as(self.source(relpath), "torch")
-        return (name, []) if name else ("torch", [EnsureImport(relpath, "torch")])
+    def named(self, relpath: str, vocabulary_key: str) -> tuple[str, list[Edit]]:
+        """The dotted name a pack gives the fix layer (`fix_event`:
+        `torch.cuda.Event`) as the file spells it (its own alias of the top-level
+        module), and the import to add when the file does not import it."""
+        dotted = self.packs.vocabulary.scalar(vocabulary_key, "")
+        if not dotted:
+            raise LookupError(f"no pack names `{vocabulary_key}`")
+        module, _, rest = dotted.partition(".")
+        alias = imported_as(self.source(relpath), module)
+        text = f"{alias or module}.{rest}" if rest else alias or module
+        return text, ([] if alias else [EnsureImport(relpath, module)])
 
 
 _RUFF_FILES = (("ruff.toml", ()), (".ruff.toml", ()), ("pyproject.toml", ("tool", "ruff")))
@@ -131,7 +138,10 @@ def arm_reuse_event(finding: Finding, ctx: Context) -> Proposal:
         return Proposal(finding, reason="the mode's return is not in the step root")
     name = "_".join(_slug(k, v) for k, v in predicates) + "_reuse_event"
     condition = " and ".join(k if v else f"not {k}" for k, v in predicates)
-    torch, imports = ctx.torch(path)
+    try:
+        constructor, imports = ctx.named(path, "fix_event")
+    except LookupError as error:
+        return Proposal(finding, reason=str(error))
     first = next(
         (s.line for s in finding.witness[1:] if s.function == root and s.path == path),
         _first_statement(step).line,  # no step of the witness in the root
@@ -146,7 +156,7 @@ def arm_reuse_event(finding: Finding, ctx: Context) -> Proposal:
                 path,
                 cls,
                 "__init__",
-                ctx.assignment(path, event, f"{torch}.cuda.Event() if {condition} else None"),
+                ctx.assignment(path, event, f"{constructor}() if {condition} else None"),
             ),
             Before(path, first, f"if {event} is not None:\n    {event}.synchronize()\n"),
             Before(path, finding.location.line, f"if {event} is not None:\n    {event}.record()\n"),
@@ -175,32 +185,32 @@ def _slug(predicate: str, value: bool) -> str:
 
 
 # ---------------------------------------------------------------------- SYNC002
-BARRIER_METHOD = "synchronize_device"
-
-
 def barrier_before_completion(finding: Finding, ctx: Context) -> Proposal:
-    """SYNC002: a device barrier before each completion site. In-process,
-    `torch.accelerator.synchronize()`; where the class dispatches to workers
-    through a pack's RPC method, that RPC naming a worker method that
-    synchronizes (added to the worker base class when it has none)."""
+    """SYNC002: a device barrier before each completion site: in-process, the
+    pack's `fix_device_barrier`; where the class can call a pack RPC dispatch
+    that names a `barrier_method`, that RPC (the method added to the first
+    receiver class when it has none)."""
     edits: list[Edit] = []
-    for site in finding.related or (finding.location,):
-        cls = _class_of(site.function, ctx.program)
-        rpc = _rpc_method(cls, ctx) if cls else None
-        if rpc is not None:
-            method, receiver = rpc
-            code = f'self.{method}("{BARRIER_METHOD}")\n'
-            edits.extend(_worker_barrier(receiver, ctx))
-        else:
-            torch, imports = ctx.torch(site.path)
-            edits.extend(imports)
-            code = f"{torch}.accelerator.synchronize()\n"
-        function = ctx.program.lookup(site.function).function if cls else None
-        if cls and function is not None and _falls_off_the_end(function, site.line):
-            # The completion is the end of the body: the barrier goes last.
-            edits.append(AppendToMethod(site.path, cls.rsplit(".", 1)[-1], function.name, code))
-        else:
-            edits.append(Before(site.path, site.line, code, site.function))
+    try:
+        for site in finding.related or (finding.location,):
+            cls = _class_of(site.function, ctx.program)
+            rpc = _barrier_rpc(cls, ctx) if cls else None
+            if rpc is not None:
+                code = f'self.{rpc.method}("{rpc.barrier_method}")\n'
+                edits.extend(_worker_barrier(rpc, ctx))
+            else:
+                barrier, imports = ctx.named(site.path, "fix_device_barrier")
+                edits.extend(imports)
+                code = f"{barrier}()\n"
+            function = ctx.program.lookup(site.function).function if cls else None
+            if cls and function is not None and _falls_off_the_end(function, site.line):
+                # The completion is the end of the body: the barrier goes last.
+                method = function.name
+                edits.append(AppendToMethod(site.path, cls.rsplit(".", 1)[-1], method, code))
+            else:
+                edits.append(Before(site.path, site.line, code, site.function))
+    except LookupError as error:
+        return Proposal(finding, reason=str(error))
     return Proposal(finding, tuple(dict.fromkeys(edits)))
 
 
@@ -219,29 +229,29 @@ def _class_of(function: str, program: Program) -> str | None:
     return None
 
 
-def _rpc_method(cls: str, ctx: Context) -> tuple[str, str] | None:
-    """(method, worker class) of a pack RPC the class can call on itself."""
+def _barrier_rpc(cls: str, ctx: Context) -> RpcDispatch | None:
+    """A pack RPC dispatch with a barrier method that the class can call on itself."""
     for rpc in ctx.packs.rpc:
-        if rpc.receivers and ctx.program.find_method(cls, rpc.method) is not None:
-            return rpc.method, rpc.receivers[0]
+        if rpc.barrier_method and ctx.program.find_method(cls, rpc.method) is not None:
+            return rpc
     return None
 
 
-def _worker_barrier(receiver: str, ctx: Context) -> list[Edit]:
-    """The worker method the RPC names, where the worker base class has none."""
-    if ctx.program.find_method(receiver, BARRIER_METHOD) is not None:
-        return []
+def _worker_barrier(rpc: RpcDispatch, ctx: Context) -> list[Edit]:
+    """The barrier method the RPC names, where its first receiver class has none."""
+    receiver, name = rpc.receivers[0], rpc.barrier_method
     path = ctx.relpath_of(receiver)
-    if path is None:
+    if path is None or ctx.program.find_method(receiver, name) is not None:
         return []
-    torch, imports = ctx.torch(path)
+    available, imports = ctx.named(path, "fix_accelerator_available")
+    barrier, more = ctx.named(path, "fix_device_barrier")
     code = (
-        f"def {BARRIER_METHOD}(self) -> None:\n"
+        f"def {name}(self) -> None:\n"
         '    """Wait for all device work this worker launched (a pause\'s barrier)."""\n'
-        f"    if {torch}.accelerator.is_available():\n"
-        f"        {torch}.accelerator.synchronize()\n"
+        f"    if {available}():\n"
+        f"        {barrier}()\n"
     )
-    return [*imports, AddMethod(path, receiver.rsplit(".", 1)[-1], BARRIER_METHOD, code)]
+    return [*imports, *more, AddMethod(path, receiver.rsplit(".", 1)[-1], name, code)]
 
 
 # ---------------------------------------------------------------------- SYNC003

@@ -57,9 +57,10 @@ def _edit_file(root: Path, path: str, wanted: dict[int, set[str]], reason: str) 
     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
         return []
     slots = _line_ends(wrapper)
+    ends = sorted(slots)
     placed: dict[int, set[str]] = {}
     for line, codes in sorted(wanted.items()):
-        at = next((end for end in sorted(slots) if end >= line), None)
+        at = next((end for end in ends if end >= line), None)
         if at is not None:
             placed.setdefault(at, set()).update(codes)
     changes: dict[int, cst.TrailingWhitespace] = {}

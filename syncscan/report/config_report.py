@@ -65,7 +65,11 @@ def render(console: Console, project: Project, packs: PackSet) -> None:
     if packs.rpc:
         console.print(
             "rpc dispatch: "
-            + "; ".join(f"{r.method}(name) -> {', '.join(r.receivers)}" for r in packs.rpc)
+            + "; ".join(
+                f"{r.method}(name) -> {', '.join(r.receivers)}"
+                + (f" (barrier: {r.barrier_method})" if r.barrier_method else "")
+                for r in packs.rpc
+            )
         )
     for row in packs.dead_stores:
         console.print(f"dead store: {row.function} -> {row.buffer}: {row.reason}")
