@@ -11,6 +11,7 @@ the pairing of steps reads them.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
 
 from syncscan.flow.keys import is_step_fact
 
@@ -66,7 +67,12 @@ def joined(states: Iterable[tuple[Mode, Alternatives]], shared: Mode) -> Alterna
 def union(modes: Iterable[Alternatives]) -> Alternatives:
     """The modes of several paths together, in their fewest exact conjunctions;
     past the cap, the one conjunction they all share."""
-    distinct = _distinct(tuple(m for alternatives in modes for m in alternatives))
+    return _union_of(tuple(m for alternatives in modes for m in alternatives))
+
+
+@cache
+def _union_of(modes: Alternatives) -> Alternatives:
+    distinct = _distinct(modes)
     if len(distinct) <= MAX_ALTERNATIVES:
         return distinct
     shared = set(distinct[0])
@@ -113,14 +119,22 @@ def _union(a: Mode, b: Mode) -> Mode:
     return tuple(sorted(merged.items()))
 
 
+@cache
 def _distinct(modes: Alternatives) -> Alternatives:
     """The modes, less per-step facts (what a step set: steps are paired by
-    instance modes only), in their fewest exact conjunctions."""
+    instance modes only), in their fewest exact conjunctions (pure, and met
+    with the same few inputs at every join: cached for the run)."""
     kept = [tuple((k, v) for k, v in mode if not is_step_fact(k)) for mode in modes]
     return tuple(sorted(exact_modes(kept)))
 
 
 def exact_modes(modes: list[tuple[tuple[str, bool], ...]]) -> list[tuple[tuple[str, bool], ...]]:
+    """`_exact_modes`, of a list."""
+    return list(_exact_modes(tuple(modes)))
+
+
+@cache
+def _exact_modes(modes: tuple[Mode, ...]) -> tuple[Mode, ...]:
     """The fewest conjunctions whose union is exactly the union of `modes`, as far
     as two rules find it: a mode absorbs any mode that assumes more (`x` absorbs
     `x and y`), and two modes that differ only in one predicate's value join
@@ -145,4 +159,4 @@ def exact_modes(modes: list[tuple[tuple[str, bool], ...]]) -> list[tuple[tuple[s
                     break
             if changed:
                 break
-    return [tuple(sorted(m)) for m in sets]
+    return tuple(tuple(sorted(m)) for m in sets)

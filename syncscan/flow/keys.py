@@ -9,6 +9,8 @@ and the rules' mode labels all tell them apart by these names.
 
 from __future__ import annotations
 
+from functools import cache
+
 SET = " is set"  # the attribute's value as the path left it
 ENTRY = SET + " at entry"  # a per-step flag's value as the step found it
 
@@ -33,6 +35,7 @@ def is_set_key(predicate: str) -> bool:
     return predicate.endswith(SET)
 
 
+@cache  # asked millions of times of a few hundred predicates
 def is_step_fact(predicate: str) -> bool:
     """A fact of one step (set, or found at entry), not an instance mode."""
     return predicate.endswith((SET, ENTRY))

@@ -13,6 +13,7 @@ pending, with no such wait before it, is a race.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from syncscan.flow.alternatives import Alternatives
 from syncscan.flow.identity import root_anchors
@@ -470,7 +471,16 @@ class StepAnalyzer:
         return any(same_memory(buffer, b) for b in self._left_pending(state, returns))
 
 
-def _instance_modes(state: PathState, idle: frozenset[str]) -> tuple[dict[str, bool], ...]:
+class InstanceMode(NamedTuple):
+    """One conjunction of instance modes, with each predicate's opposite: two
+    conjunctions agree unless one names the opposite of the other's (a set test,
+    asked of every path and every next step)."""
+
+    holds: frozenset[tuple[str, bool]]
+    opposite: frozenset[tuple[str, bool]]
+
+
+def _instance_modes(state: PathState, idle: frozenset[str]) -> tuple[InstanceMode, ...]:
     """The state's modes less per-step data and root parameters (computed once
     per state: the pairing compares every path with every next step)."""
     cached = state.__dict__.get("_instance_modes")
@@ -483,20 +493,23 @@ def _instance_modes(state: PathState, idle: frozenset[str]) -> tuple[dict[str, b
 
 def _access_modes(
     tags: Alternatives | None, state: PathState, idle: frozenset[str]
-) -> tuple[dict[str, bool], ...]:
+) -> tuple[InstanceMode, ...]:
     """The instance modes of the paths that made an access: its tags, else the state's."""
     if tags is None:
         return _instance_modes(state, idle)
     return tuple(_instance_mode(mode, idle) for mode in tags)
 
 
-def _instance_mode(mode: tuple[tuple[str, bool], ...], idle: frozenset[str]) -> dict[str, bool]:
-    return {k: v for k, v in mode if not is_per_step(k, idle) and not is_root_parameter(k)}
+def _instance_mode(mode: tuple[tuple[str, bool], ...], idle: frozenset[str]) -> InstanceMode:
+    holds = frozenset(
+        (k, v) for k, v in mode if not is_per_step(k, idle) and not is_root_parameter(k)
+    )
+    return InstanceMode(holds, frozenset((k, not v) for k, v in holds))
 
 
-def _modes_agree(a: dict[str, bool], b: dict[str, bool]) -> bool:
+def _modes_agree(a: InstanceMode, b: InstanceMode) -> bool:
     """Two conjunctions of modes agree on every instance mode both name."""
-    return all(b.get(k, v) == v for k, v in a.items())
+    return a.holds.isdisjoint(b.opposite)
 
 
 def telling(races: tuple[Race, ...] | list[Race]) -> Race:

@@ -570,8 +570,9 @@ def _narrowed(
     every = alt.union(modes)
     contributed: dict[Key, list[alt.Alternatives]] = {}
     for (entries, tags), own in zip(paths, modes, strict=True):
+        tagged = dict(tags)
         for key, _, _ in entries:
-            contributed.setdefault(key, []).append(_tagged(tags, key) or own)
+            contributed.setdefault(key, []).append(tagged.get(key) or own)
     found = []
     for key, lists in contributed.items():
         narrowed = alt.union(lists)

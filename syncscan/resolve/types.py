@@ -41,6 +41,8 @@ class TypeOracle:
         self._assign_cache: dict[str, list[tuple[str, ir.Expr, Scope]]] = {}
         self._locals_cache: dict[str, dict[str, list[ir.Expr]]] = {}
         self._annotated: dict[tuple[str, str], list[tuple[ir.Expr, ModuleSummary]]] = {}
+        # Top-level answers by the expression and scope objects (kept alive with them).
+        self._expr_cache: dict[tuple[int, ...], tuple[ir.Expr, Scope, frozenset[str]]] = {}
 
     # ------------------------------------------------------------------ locals
     def local_values(self, function: FunctionSummary) -> dict[str, list[ir.Expr]]:
@@ -194,6 +196,20 @@ class TypeOracle:
 
     # ------------------------------------------------------------------ expressions
     def expr_types(self, expr: ir.Expr | None, scope: Scope, depth: int = 0) -> frozenset[str]:
+        """Types `expr` may hold in `scope`. The walk asks the same questions of
+        every path and every caller, so a full-depth answer is memoised; not
+        one asked inside an attribute's computation, which its recursion guard
+        may have cut short."""
+        if depth or self._attr_chain or expr is None:
+            return self._expr_types(expr, scope, depth)
+        # The entry keeps the objects alive, so their ids name them while it lives.
+        key = (id(expr), id(scope.module), id(scope.function), id(scope.self_class))
+        found = self._expr_cache.get(key)
+        if found is None:
+            found = self._expr_cache[key] = (expr, scope, self._expr_types(expr, scope, 0))
+        return found[2]
+
+    def _expr_types(self, expr: ir.Expr | None, scope: Scope, depth: int) -> frozenset[str]:
         if expr is None or depth > _MAX_DEPTH:
             return frozenset()
         if isinstance(expr, ir.Name):
