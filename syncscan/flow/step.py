@@ -24,6 +24,7 @@ from syncscan.flow.state import (
     ENTRY_DRAINED,
     HOST_READ,
     PathState,
+    Pending,
     Race,
     Trace,
     carried,
@@ -402,17 +403,19 @@ class StepAnalyzer:
         (else the one with a host read) is the path's race, the others' come
         with it: each entry point is a place the guard is missing."""
         by_root: dict[str, list[Race]] = {}
-        left = carried(end.pending)
-        sites = {site_of(b) for b, _, _ in left}
+        # What this path left pending, by allocation site: memory of another
+        # site is never the same memory (same_memory).
+        left: dict[str, list[Pending]] = {}
+        for pending in carried(end.pending):
+            left.setdefault(site_of(pending[0]), []).append(pending)
         for root, (state, returns) in next_steps:
             if not self._same_mode(end, state):
                 continue
             for buffer, write, keys in state.exposed:
-                if site_of(buffer.removesuffix(HOST_READ)) not in sites:
-                    continue  # no pending access of this allocation (same_memory)
-                if covered_by(keys, buffer, end):
+                same_site = left.get(site_of(buffer.removesuffix(HOST_READ)))
+                if same_site is None or covered_by(keys, buffer, end):
                     continue
-                access = racing_access(left, buffer)
+                access = racing_access(tuple(same_site), buffer)
                 if access is None or not self._reaches_output(access, end):
                     continue
                 if is_slot(buffer) and not self._leaves_slot_unwaited(state, returns, buffer):
