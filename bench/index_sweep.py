@@ -32,11 +32,14 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from engine_trees import engine_cache_dir, fetch_release  # noqa: E402
 
-from syncscan.index.build import SummaryError  # noqa: E402
 from syncscan.index.facts import scan  # noqa: E402
 from syncscan.index.ir import leave_nodes, node_json  # noqa: E402
 from syncscan.index.load import read_source, summarise_bytes  # noqa: E402
-from syncscan.index.summary import summary_from_data, summary_to_data  # noqa: E402
+from syncscan.index.summary import (  # noqa: E402
+    SummaryError,  # noqa: E402
+    summary_from_data,
+    summary_to_data,
+)
 from syncscan.project import DEFAULT_MAX_FILE_SIZE, Config, discover  # noqa: E402
 
 

@@ -15,6 +15,8 @@ several runs of:
   summaries: the pre-commit case of the performance issue);
 - a function added to a file off the step path (vLLM: vllm/benchmarks/latency.py;
   SGLang: sglang/bench_serving.py);
+- cold runs under a concurrent CPU hog (one busy process), with the default
+  `--jobs` and with `--jobs 1`: parallel indexing must never lose;
 - `syncscan --version` (the console script: the start-up cost);
 - syncscan's peak RSS;
 - ruff check --no-cache --select E,F (reference);
@@ -113,6 +115,26 @@ def timed(command: list[str]) -> tuple[float, int]:
     return time.perf_counter() - start, usage.ru_maxrss
 
 
+HOG_WARMUP = 30  # seconds: the one-minute load average then shows the hog (workers.py)
+
+
+def cold_under_hog(syncscan: list[str], cache: Path, runs: int) -> dict[str, list[float]]:
+    """Cold runs while another process keeps one core busy: the default --jobs
+    against --jobs 1, alternating so both see the same load."""
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(HOG_WARMUP)
+        seconds: dict[str, list[float]] = {"default": [], "1": []}
+        for _ in range(runs):
+            for jobs, extra in (("default", []), ("1", ["--jobs", "1"])):
+                shutil.rmtree(cache, ignore_errors=True)
+                seconds[jobs].append(timed([*syncscan, "--cache-dir", str(cache), *extra])[0])
+        return seconds
+    finally:
+        hog.kill()
+        hog.wait()
+
+
 def _ruff() -> str:
     """The ruff binary installed with the test extras (next to this Python), else PATH's."""
     found = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
@@ -182,6 +204,7 @@ def main() -> int:
         unrelated = after_each(
             lambda run: append(other_file, f"\n\ndef _bench_unrelated_{run}():\n    return {run}\n")
         )
+        hogged = cold_under_hog(syncscan, cache, args.runs)
         script = shutil.which("syncscan", path=str(Path(sys.executable).parent)) or "syncscan"
         version_runs = [timed([script, "--version"])[0] for _ in range(max(args.runs, 5))]
         ruff_runs = [
@@ -217,6 +240,9 @@ def main() -> int:
     print(f"  syncscan code edit       {median(edited):8.2f} s  (a function added; no target)")
     print(f"  syncscan statement edit  {e:8.2f} s  (inserted in {cls}.{method})")
     print(f"  syncscan unrelated edit  {u:8.2f} s  (a function added to {other_file.name})")
+    h, h1 = median(hogged["default"]), median(hogged["1"])
+    print(f"  syncscan cold, CPU hog   {h:8.2f} s  (default --jobs)")
+    print(f"  syncscan cold, CPU hog   {h1:8.2f} s  (--jobs 1)")
     print(f"  syncscan --version       {v:8.2f} s")
     print(f"  syncscan peak RSS        {rss:8.0f} MiB")
     print(f"  ruff --no-cache E,F      {r:8.2f} s")
@@ -229,6 +255,7 @@ def main() -> int:
     print(f"  one-file change / ruff    {t / r:6.2f}  (<= 3)")
     print(f"  statement edit / ruff     {e / r:6.2f}  (<= 1.5)")
     print(f"  unrelated edit / ruff     {u / r:6.2f}  (<= 1)")
+    print(f"  hogged default / --jobs 1 {h / h1:6.2f}  (<= 1)")
     print(f"  --version                 {v:6.2f} s (<= 0.1)")
     print(f"  peak RSS                  {rss:6.0f} MiB (<= 1024)")
     return 0

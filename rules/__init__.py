@@ -8,6 +8,12 @@ if TYPE_CHECKING:
     from .base import Rule
 
 
+# Every rule's code, in code order: what selection, suppressions and the run
+# record need, known without importing the analysis the rules run on (a fully
+# reused check never loads it; a test holds this equal to the rule classes).
+CODES = ("SYNC001", "SYNC002", "SYNC003", "SYNC004")
+
+
 def all_rules() -> list[type[Rule]]:
     """Every rule, in code order. Imported lazily: packs load from this package."""
     from .sync001_unbounded_step import UnboundedStep

@@ -8,53 +8,25 @@ test suite runs, and `check`, which turns the analysis into findings.
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
+from syncscan.findings import (  # noqa: F401 - the rules' vocabulary, re-exported
+    Finding,
+    Location,
+    WitnessStep,
+    finding_from_data,
+    finding_to_data,
+    fingerprint,
+    predicates_text,
+)
 from syncscan.flow.modes import is_per_step
-from syncscan.flow.state import WitnessStep
 
 if TYPE_CHECKING:
     from syncscan.flow.context import Analysis
     from syncscan.flow.step import RootAnalysis, StepPath, StepRoot
     from syncscan.packs import PackSet
-
-
-@dataclass(frozen=True)
-class Location:
-    path: str
-    line: int
-    column: int
-    function: str
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class Finding:
-    code: str
-    name: str
-    severity: str  # error | warning | note
-    confidence: str  # high | medium | low
-    message: str
-    location: Location
-    step_root: str
-    mode: tuple[tuple[str, bool], ...]
-    mode_label: str
-    witness: tuple[WitnessStep, ...]
-    remedy: str
-    related: tuple[Location, ...] = ()
-    fingerprint: str = ""
-
-    def sort_key(self) -> tuple:
-        return (
-            self.location.path,
-            self.location.line,
-            self.location.column,
-            self.code,
-            self.fingerprint,
-        )
 
 
 def shared_mode(paths: list[StepPath], packs: PackSet) -> tuple[tuple[str, bool], ...]:
@@ -67,11 +39,6 @@ def shared_mode(paths: list[StepPath], packs: PackSet) -> tuple[tuple[str, bool]
     return tuple(sorted((k, v) for k, v in shared if not is_per_step(k, idle)))
 
 
-def predicates_text(mode: tuple[tuple[str, bool], ...]) -> str:
-    """`self.encoder_only=true, dummy_run=false`: a mode as its predicates ("" for none)."""
-    return ", ".join(f"{k}={'true' if v else 'false'}" for k, v in mode)
-
-
 def mode_label(mode: tuple[tuple[str, bool], ...], packs: PackSet) -> str:
     """A mode as a finding names it: the packs' labels, else its predicates."""
     return packs.labels_text(mode) or predicates_text(mode) or "every mode"
@@ -82,30 +49,6 @@ def root_step(root: StepRoot, analysis: Analysis, note: str) -> WitnessStep:
     module = analysis.program.module_of(root.function.qualname)
     path = analysis.project.relpath(module.path) if module else ""
     return WitnessStep(path, root.function.line, root.function.qualname, note)
-
-
-def finding_to_data(finding: Finding) -> dict[str, Any]:
-    """Plain JSON-compatible data (for the run record)."""
-    return asdict(finding)
-
-
-def finding_from_data(data: dict[str, Any]) -> Finding:
-    """Inverse of `finding_to_data`."""
-    return Finding(
-        **{
-            **data,
-            "location": Location(**data["location"]),
-            "mode": tuple((k, v) for k, v in data["mode"]),
-            "witness": tuple(WitnessStep(**step) for step in data["witness"]),
-            "related": tuple(Location(**site) for site in data["related"]),
-        }
-    )
-
-
-def fingerprint(*parts: str) -> str:
-    """A stable identity for a finding that does not depend on line numbers."""
-    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
-    return digest[:20]
 
 
 @dataclass(frozen=True)

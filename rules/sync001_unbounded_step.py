@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from syncscan.findings import WitnessStep
 from syncscan.flow.context import Analysis
-from syncscan.flow.state import WitnessStep
 from syncscan.flow.step import UNBOUNDED, RootAnalysis, StepPath
 
 from .base import (

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from syncscan.findings import WitnessStep
 from syncscan.flow.context import Analysis
 from syncscan.flow.quiescence import CompletionSite, QuiescenceResult
-from syncscan.flow.state import WitnessStep
 
 from .base import Example, Finding, Location, Rule, fingerprint
 

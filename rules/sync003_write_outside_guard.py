@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from syncscan.findings import WitnessStep
 from syncscan.flow.context import Analysis
-from syncscan.flow.state import Race, WitnessStep
+from syncscan.flow.state import Race
 from syncscan.flow.step import OUTSIDE_GUARD, RootAnalysis, StepPath
 
 from .base import (

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from syncscan.findings import WitnessStep
 from syncscan.flow.context import Analysis
 from syncscan.flow.fresh import LOCALS
-from syncscan.flow.state import WitnessStep
 from syncscan.flow.step import RootAnalysis, StepPath, StepRoot
 from syncscan.flow.streams import (
     CURRENT,

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from syncscan.filesystem import read_regular_text
+from syncscan.findings import Finding
 from syncscan.project import ConfigError
-from syncscan.rules.base import Finding
 
 FORMAT = 1
 

@@ -218,14 +218,14 @@ def _run(
 
 
 def _jobs(args: argparse.Namespace, options: Options) -> int:
-    """Serial under pre-commit (changed files) unless asked; else one per core."""
+    """Serial under pre-commit (changed files) unless asked; else one per idle core."""
     if args.jobs is not None:
         if args.jobs < 1:
             raise UsageError("--jobs must be at least 1")
         return args.jobs
     if options.changed is not None:
         return 1
-    from syncscan.index.prefetch import default_jobs
+    from syncscan.workers import default_jobs
 
     return default_jobs()
 
@@ -383,16 +383,23 @@ def _render_text(args: argparse.Namespace, result: RunResult) -> str:
     """A machine-readable report of `result`, by format name."""
     import os
 
-    from syncscan.report import github, json_report, markdown, sarif
-
-    fmt = args.output_format
+    fmt = args.output_format  # each format's module is imported only when asked for
     if fmt == "github":
+        from syncscan.report import github
+
         prefix = os.path.relpath(result.project.root, Path.cwd())
         return github.render(result, result.findings, path_prefix="" if prefix == "." else prefix)
     if fmt == "sarif":
+        from syncscan.report import sarif
+
         return sarif.render(result, result.findings, source_root=_source_root(args, result))
-    renderers = {"json": json_report.render, "markdown": markdown.render}
-    return renderers[fmt](result, result.findings)
+    if fmt == "json":
+        from syncscan.report import json_report
+
+        return json_report.render(result, result.findings)
+    from syncscan.report import markdown
+
+    return markdown.render(result, result.findings)
 
 
 def _source_root(args: argparse.Namespace, result: RunResult) -> Path:

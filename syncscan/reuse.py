@@ -21,17 +21,20 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syncscan import __version__
 from syncscan.filesystem import read_regular_file
+from syncscan.findings import Finding, finding_from_data, finding_to_data
 from syncscan.index.cache import SUMMARY_FORMAT, SummaryCache
 from syncscan.index.facts import FactsTable
 from syncscan.index.summary import ModuleSummary
 from syncscan.packs import PackSet
 from syncscan.project import Project
-from syncscan.resolve.program import Diagnostic, Program
-from syncscan.rules.base import Finding, finding_from_data, finding_to_data
+from syncscan.resolve.program import Diagnostic
+
+if TYPE_CHECKING:
+    from syncscan.resolve.program import Program
 
 RECORD_FORMAT = 4
 _DOCUMENT = "record.json"

@@ -11,17 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from syncscan import baseline, reuse, suppress
-from syncscan.completeness import incomplete_roots
-from syncscan.flow.context import Analysis
-from syncscan.index.build import SummaryError
+from syncscan.findings import Finding
 from syncscan.index.cache import SummaryCache
 from syncscan.index.facts import FactsTable
-from syncscan.index.load import FileSummariser
-from syncscan.index.prefetch import PrefetchingSummariser
-from syncscan.index.summary import ModuleSummary
 from syncscan.packs import PackSet, load_packs
 from syncscan.project import (
     Config,
@@ -32,9 +27,15 @@ from syncscan.project import (
     load_config,
 )
 from syncscan.report.result import RunResult, nothing_analysed
-from syncscan.resolve.program import Diagnostic, Program
-from syncscan.rules import all_rules
-from syncscan.rules.base import Finding, Rule
+from syncscan.resolve.program import Diagnostic
+from syncscan.rules import CODES
+
+if TYPE_CHECKING:
+    from syncscan.flow.context import Analysis
+    from syncscan.index.load import FileSummariser
+    from syncscan.index.summary import ModuleSummary
+    from syncscan.resolve.program import Program
+    from syncscan.rules.base import Rule
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -61,7 +62,7 @@ def load_project(root: Path, config_file: Path | None = None) -> tuple[Project, 
 
 def check_rule_codes(project: Project, select: tuple[str, ...], ignore: tuple[str, ...]) -> None:
     """A code that names no rule is a mistake, not an empty selection."""
-    codes = [rule.code for rule in all_rules()]
+    codes = CODES
     where = project.config.source
     for origin, values in (
         ("--select", select),
@@ -139,26 +140,31 @@ def run(
     check_rule_codes(project, select, ignore)
     select = select or project.config.select
     ignore = ignore + project.config.ignore
-    rules = [rule for rule in all_rules() if selected(rule.code, select, ignore)]
+    codes = [code for code in CODES if selected(code, select, ignore)]
     cache = cache_for(project, cache_dir, use_cache)
     facts = FactsTable(project.modules, cache)
-    summariser = PrefetchingSummariser(cache, jobs) if jobs > 1 else FileSummariser(cache)
+    summariser = _Summariser(cache, jobs)
     key = None
     analysed = None
     analysis = None
     try:
         if reuse_findings and cache is not None:
-            key = reuse.inputs_key(project, packs, [rule.code for rule in rules])
+            key = reuse.inputs_key(project, packs, codes)
             analysed = reuse.load(cache, key, facts, _resummariser(project, summariser))
         if analysed is None:
-            analysis = Analysis(project, packs, summariser, facts)
-            analysed = _analyse(analysis, summariser, rules, progress)
+            # The analysis loads only when a run needs it: a check whose
+            # findings are reused never imports it (start-up time).
+            from syncscan.flow.context import Analysis
+            from syncscan.rules import all_rules
+
+            rules = [rule for rule in all_rules() if rule.code in codes]
+            analysis = Analysis(project, packs, summariser.get(), facts)
+            analysed = _analyse(analysis, summariser.get(), rules, progress)
             analysed.stats["cache_hits"] = cache.hits if cache else 0
             if key is not None and cache is not None:
                 reuse.save(cache, key, facts, analysis.program, analysed)
     finally:
-        if isinstance(summariser, PrefetchingSummariser):
-            summariser.close()
+        summariser.close()
     result = RunResult(
         project, packs, analysis, analysed.findings,
         analysed.diagnostics + _unreadable(facts, analysed.diagnostics, project),
@@ -192,12 +198,50 @@ def _printable(relpath: str) -> str:
     return relpath.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _resummariser(project: Project, summariser: FileSummariser) -> reuse.Resummarise:
+class _Summariser:
+    """The run's summariser, made on first use: a check whose findings are
+    reused summarises nothing unless a file changed, and then imports the
+    indexer (and the worker pool) only for that."""
+
+    def __init__(self, cache: SummaryCache | None, jobs: int) -> None:
+        self._cache = cache
+        self._jobs = jobs
+        self._made: FileSummariser | None = None
+
+    def get(self) -> FileSummariser:
+        if self._made is None:
+            if self._jobs > 1:
+                from syncscan.index.prefetch import PrefetchingSummariser
+
+                self._made = PrefetchingSummariser(self._cache, self._jobs)
+            else:
+                from syncscan.index.load import FileSummariser
+
+                self._made = FileSummariser(self._cache)
+        return self._made
+
+    @property
+    def parsed(self) -> int:
+        return self._made.parsed if self._made is not None else 0
+
+    @property
+    def files_read(self) -> int:
+        return self._made.files_read if self._made is not None else 0
+
+    def close(self) -> None:
+        close = getattr(self._made, "close", None)
+        if close is not None:
+            close()
+
+
+def _resummariser(project: Project, summariser: _Summariser) -> reuse.Resummarise:
     """Summarise one changed module (for the record's early cutoff), or None."""
 
     def resummarise(module: str) -> ModuleSummary | None:
+        from syncscan.index.summary import SummaryError
+
         try:
-            return summariser(project, module, project.modules[module])
+            return summariser.get()(project, module, project.modules[module])
         except (SummaryError, KeyError):
             return None
 
@@ -210,6 +254,8 @@ def _analyse(
     rules: list[type[Rule]],
     progress: Callable[[str], None] | None,
 ) -> reuse.Analysed:
+    from syncscan.completeness import incomplete_roots
+
     project, packs, program = analysis.project, analysis.packs, analysis.program
     if progress is not None:
         program.on_load = lambda module: progress(f"summarising {module}")
@@ -295,7 +341,7 @@ def _filter(
     """Suppressions, then the changed-files filter, then the baseline."""
     project = result.project
     comments = suppress.collect(facts, project.relpath)
-    codes = tuple(rule.code for rule in all_rules())
+    codes = CODES
     report = suppress.apply(result.findings, comments, project.root, function_lines, codes)
     result.findings = report.kept
     result.suppressed = report.suppressed

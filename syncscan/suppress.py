@@ -15,10 +15,10 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from syncscan.findings import Finding
 from syncscan.index.facts import FactsTable
 from syncscan.index.summary import Suppression
 from syncscan.resolve.program import Diagnostic
-from syncscan.rules.base import Finding
 
 
 @dataclass(frozen=True)

@@ -43,11 +43,10 @@ from hypothesis import strategies as st
 from stall_watch import StallWatch
 
 from syncscan.cli import main
-from syncscan.index.build import SummaryError
 from syncscan.index.facts import scan
 from syncscan.index.ir import leave_nodes, node_json
 from syncscan.index.load import summarise_bytes
-from syncscan.index.summary import summary_from_data, summary_to_data
+from syncscan.index.summary import SummaryError, summary_from_data, summary_to_data
 
 # hypothesmith compiles what it generates; CPython's warnings about it are noise here.
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")

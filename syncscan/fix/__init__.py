@@ -17,11 +17,11 @@ import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from syncscan.findings import Finding
 from syncscan.fix.codemods import CODEMODS, Context, Proposal
 from syncscan.fix.edits import EditError, apply
 from syncscan.fix.verify import Verifier
 from syncscan.report.result import RunResult
-from syncscan.rules.base import Finding
 
 
 @dataclass

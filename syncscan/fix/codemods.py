@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from syncscan.findings import Finding
 from syncscan.fix.edits import (
     AddMethod,
     AppendToMethod,
@@ -28,7 +29,6 @@ from syncscan.index import ir
 from syncscan.packs import PackSet, RpcDispatch
 from syncscan.project import Project
 from syncscan.resolve.program import Program
-from syncscan.rules.base import Finding
 
 
 @dataclass(frozen=True)

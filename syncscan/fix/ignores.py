@@ -20,9 +20,9 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from syncscan.findings import Finding
 from syncscan.fix.files import write_atomically
 from syncscan.index.comments import parse_suppression
-from syncscan.rules.base import Finding
 
 _DIRECTIVE = re.compile(r"#\s*syncscan\s*:\s*(.*)$")
 _CODE_LIST = re.compile(r"(ignore\s*\[)([^\]]*)(\])")

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from syncscan.flow.state import PathState, WitnessStep, without_carried
+from syncscan.findings import WitnessStep
+from syncscan.flow.state import PathState, without_carried
 from syncscan.flow.symbols import Renamer
 
 Completion = tuple[WitnessStep, list[PathState]]  # where, and the states reaching it

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from syncscan.flow.state import PathState, Trace, WitnessStep
+from syncscan.findings import WitnessStep
+from syncscan.flow.state import PathState, Trace
 from syncscan.flow.walk import RELEASES, Incomplete, Walker, with_fall_through
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import QuiescenceSpec

@@ -18,27 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from syncscan.findings import WitnessStep
 from syncscan.flow import alternatives as alt
 from syncscan.flow import streams as stream_model
 from syncscan.flow.alternatives import Alternatives
 from syncscan.flow.keys import is_set_key, is_step_fact
 from syncscan.flow.streams import StreamFacts
-
-
-@dataclass(frozen=True)
-class WitnessStep:
-    """One step of a witness path, as a maintainer follows it in an editor."""
-
-    path: str
-    line: int
-    function: str
-    note: str
-    # For a pinned write: what was written ("writes pinned buffer Slots.buf") and
-    # the round-robin pool it is a slot of. Rules read these, never the prose note.
-    written: str = ""
-    pool: str | None = None
-    column: int = 1  # 1-based, of the call or statement at `line`
-
 
 Trace = tuple[WitnessStep, ...]
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from syncscan.findings import WitnessStep
 from syncscan.flow.buffers import BufferOracle, returned_values
 from syncscan.flow.frames import Frame
 from syncscan.flow.fresh import LOCALS, FreshTensors
 from syncscan.flow.identity import ObjectNames
-from syncscan.flow.state import PathState, Trace, WitnessStep
+from syncscan.flow.state import PathState, Trace
 from syncscan.flow.streams import CURRENT, DEFAULT, StreamFacts
 from syncscan.index import ir
 from syncscan.packs import Vocabulary

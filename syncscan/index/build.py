@@ -30,6 +30,7 @@ from syncscan.index.summary import (
     ImportBinding,
     ModuleSummary,
     Param,
+    SummaryError,
 )
 
 _COMPARE_OPS: dict[type, str] = {
@@ -81,14 +82,6 @@ _NON_DECIMAL_MARKS = frozenset((b"x", b"X", b"o", b"O", b"b", b"B"))
 # all 3,231 files of vLLM 0.33 nests 25 levels); it bounds every recursive
 # walk over the IR, the cache's JSON included.
 MAX_EXPRESSION_DEPTH = 64
-
-
-class SummaryError(Exception):
-    """The file could not be summarised (it does not parse); `line` where, 0 if unknown."""
-
-    def __init__(self, message: str, line: int = 0) -> None:
-        super().__init__(message)
-        self.line = line
 
 
 def summarise(source: str, module: str, path: str, is_package: bool) -> ModuleSummary:

@@ -7,10 +7,10 @@ import tokenize
 from pathlib import Path
 
 from syncscan.filesystem import FileTooLargeError, read_regular_file
-from syncscan.index.build import SummaryError, summarise
+from syncscan.index.build import summarise
 from syncscan.index.cache import SummaryCache
 from syncscan.index.ir import Stmt
-from syncscan.index.summary import ModuleSummary, Rebuild, find_function
+from syncscan.index.summary import ModuleSummary, Rebuild, SummaryError, find_function
 from syncscan.project import Project
 
 

@@ -11,15 +11,13 @@ process boundary as plain data (`summary_to_data`).
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 from syncscan.filesystem import read_regular_file
-from syncscan.index.build import SummaryError
 from syncscan.index.cache import SummaryCache
 from syncscan.index.load import FileSummariser, read_source, summarise_bytes
-from syncscan.index.summary import ModuleSummary, summary_from_data, summary_to_data
+from syncscan.index.summary import ModuleSummary, SummaryError, summary_from_data, summary_to_data
 from syncscan.project import Project
 
 
@@ -43,10 +41,6 @@ def _summarise_in_worker(
         return summary_to_data(summary)
     except RecursionError:
         return None  # too deep to send: the main process summarises it
-
-
-def default_jobs() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 
 class PrefetchingSummariser(FileSummariser):

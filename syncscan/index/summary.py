@@ -14,6 +14,14 @@ from typing import Any
 from syncscan.index.ir import Expr, Stmt, from_data, to_data
 
 
+class SummaryError(Exception):
+    """The file could not be summarised (it does not parse); `line` where, 0 if unknown."""
+
+    def __init__(self, message: str, line: int = 0) -> None:
+        super().__init__(message)
+        self.line = line
+
+
 @dataclass(frozen=True)
 class Param:
     name: str

@@ -7,6 +7,7 @@ from collections import Counter
 from rich.console import Console
 from rich.text import Text
 
+from syncscan.findings import Finding
 from syncscan.report.result import (
     RunResult,
     counted,
@@ -14,7 +15,6 @@ from syncscan.report.result import (
     diagnostic_level,
     diagnostic_where,
 )
-from syncscan.rules.base import Finding
 
 
 def finding_line(finding: Finding) -> str:

@@ -10,6 +10,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 from rich.tree import Tree
 
+from syncscan.findings import Finding, predicates_text
 from syncscan.report.result import (
     RunResult,
     counted,
@@ -18,7 +19,6 @@ from syncscan.report.result import (
     diagnostic_where,
     severity_counts,
 )
-from syncscan.rules.base import Finding, predicates_text
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}
 

@@ -8,13 +8,12 @@ a comma or colon in a message would end the command early.
 
 from __future__ import annotations
 
-from syncscan.flow.state import WitnessStep
+from syncscan.findings import Finding, WitnessStep
 from syncscan.report.result import (
     RunResult,
     diagnostic_label,
     diagnostic_level,
 )
-from syncscan.rules.base import Finding
 
 _COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
 

@@ -12,8 +12,8 @@ import json
 from typing import Any
 
 from syncscan import __version__
+from syncscan.findings import Finding
 from syncscan.report.result import RunResult
-from syncscan.rules.base import Finding
 
 
 def finding_data(finding: Finding) -> dict[str, Any]:

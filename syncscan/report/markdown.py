@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from syncscan.flow.state import WitnessStep
+from syncscan.findings import Finding, Location, WitnessStep, predicates_text
 from syncscan.report.result import (
     RunResult,
     counted,
@@ -21,7 +21,6 @@ from syncscan.report.result import (
     severity_counts,
 )
 from syncscan.resolve.program import Diagnostic
-from syncscan.rules.base import Finding, Location, predicates_text
 
 HEADING = "## syncscan report"
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from syncscan.flow.context import Analysis
+from syncscan.findings import Finding
 from syncscan.packs import PackSet
 from syncscan.project import Project
 from syncscan.resolve.program import Diagnostic
-from syncscan.rules.base import Finding
+
+if TYPE_CHECKING:
+    from syncscan.flow.context import Analysis
 
 
 @dataclass

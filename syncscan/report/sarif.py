@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from syncscan import __version__
-from syncscan.flow.state import WitnessStep
+from syncscan.findings import Finding, Location, WitnessStep
 from syncscan.report.result import RunResult, diagnostic_label, diagnostic_level
 from syncscan.resolve.program import Diagnostic
 from syncscan.rules import all_rules
-from syncscan.rules.base import Finding, Location, Rule
+
+if TYPE_CHECKING:
+    from syncscan.rules.base import Rule
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"

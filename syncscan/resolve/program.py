@@ -13,10 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from syncscan.index.build import SummaryError
 from syncscan.index.facts import FactsTable
 from syncscan.index.ir import Expr, dotted
-from syncscan.index.summary import ClassSummary, FunctionSummary, ModuleSummary
+from syncscan.index.summary import ClassSummary, FunctionSummary, ModuleSummary, SummaryError
 from syncscan.project import Project
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")

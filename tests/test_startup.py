@@ -1,0 +1,62 @@
+"""Start-up cost: what a command imports is what it needs.
+
+`syncscan --version` answers before anything heavy loads, and a check whose
+findings are reused from the last run never imports the analysis (the flow
+engine, the call graph's networkx, the indexer) nor the other report formats.
+Each case runs in a fresh interpreter, so the modules loaded are the command's.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import FIXTURES, copy_project
+from syncscan.rules import CODES, all_rules
+
+PROBE = """
+import json, sys
+from syncscan.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)))
+"""
+HEAVY = ("syncscan.flow", "syncscan.resolve.callgraph", "syncscan.index.build", "networkx")
+
+
+def loaded(*argv: str) -> list[str]:
+    """The modules a fresh interpreter holds after `syncscan argv...`."""
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if m.startswith(HEAVY)]
+
+
+def test_version_imports_nothing_heavy() -> None:
+    modules = loaded("--version")
+    assert heavy(modules) == []
+    assert not [m for m in modules if m.startswith(("rich", "syncscan.runner", "libcst"))]
+
+
+def test_a_reused_check_never_loads_the_analysis(tmp_path: Path) -> None:
+    project = copy_project(FIXTURES / "slot_pool_mode_without_wait" / "buggy", tmp_path / "p")
+    cache = str(tmp_path / "cache")
+    argv = ("check", str(project), "--cache-dir", cache, "--format", "json", "--exit-zero")
+    first = loaded(*argv)
+    assert "syncscan.flow.walk" in first  # the probe sees an analysis when there is one
+    again = loaded(*argv)
+    assert heavy(again) == []
+    assert "syncscan.report.json_report" in again
+    assert not [m for m in again if m.startswith(("syncscan.report.sarif", "libcst"))]
+
+
+def test_rule_codes_known_without_the_rules_are_the_rules() -> None:
+    assert tuple(rule.code for rule in all_rules()) == CODES
