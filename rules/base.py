@@ -21,7 +21,6 @@ from syncscan.findings import (  # noqa: F401 - the rules' vocabulary, re-export
     fingerprint,
     predicates_text,
 )
-from syncscan.flow.modes import is_per_step
 
 if TYPE_CHECKING:
     from syncscan.flow.context import Analysis
@@ -35,6 +34,8 @@ def shared_mode(paths: list[StepPath], packs: PackSet) -> tuple[tuple[str, bool]
     shared = set(paths[0].state.assumptions)
     for other in paths[1:]:
         shared &= set(other.state.assumptions)
+    from syncscan.flow.modes import is_per_step  # the analysis: loaded when a rule runs
+
     idle = packs.vocabulary.names("idle_conditions")
     return tuple(sorted((k, v) for k, v in shared if not is_per_step(k, idle)))
 

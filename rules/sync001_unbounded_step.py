@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from syncscan.findings import WitnessStep
-from syncscan.flow.context import Analysis
-from syncscan.flow.step import UNBOUNDED, RootAnalysis, StepPath
+from syncscan.flow.verdicts import UNBOUNDED
 
 from .base import (
     Example,
@@ -16,6 +17,10 @@ from .base import (
     root_step,
     shared_mode,
 )
+
+if TYPE_CHECKING:
+    from syncscan.flow.context import Analysis
+    from syncscan.flow.step import RootAnalysis, StepPath
 
 _PACK = """
 [pack]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from syncscan.findings import WitnessStep
-from syncscan.flow.context import Analysis
-from syncscan.flow.quiescence import CompletionSite, QuiescenceResult
 
 from .base import Example, Finding, Location, Rule, fingerprint
+
+if TYPE_CHECKING:
+    from syncscan.flow.context import Analysis
+    from syncscan.flow.quiescence import CompletionSite, QuiescenceResult
 
 _PACK = """
 [pack]

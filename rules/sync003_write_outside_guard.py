@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from syncscan.findings import WitnessStep
-from syncscan.flow.context import Analysis
-from syncscan.flow.state import Race
-from syncscan.flow.step import OUTSIDE_GUARD, RootAnalysis, StepPath
+from syncscan.flow.verdicts import OUTSIDE_GUARD
 
 from .base import (
     Example,
@@ -17,6 +17,11 @@ from .base import (
     root_step,
     shared_mode,
 )
+
+if TYPE_CHECKING:
+    from syncscan.flow.context import Analysis
+    from syncscan.flow.state import Race
+    from syncscan.flow.step import RootAnalysis, StepPath
 
 _PACK = """
 [pack]

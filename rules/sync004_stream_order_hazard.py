@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from syncscan.findings import WitnessStep
-from syncscan.flow.context import Analysis
-from syncscan.flow.fresh import LOCALS
-from syncscan.flow.step import RootAnalysis, StepPath, StepRoot
+from syncscan.flow.memory import local_of
 from syncscan.flow.streams import (
     CURRENT,
     FREED_IN_USE,
@@ -26,6 +26,10 @@ from .base import (
     root_step,
     shared_mode,
 )
+
+if TYPE_CHECKING:
+    from syncscan.flow.context import Analysis
+    from syncscan.flow.step import RootAnalysis, StepPath, StepRoot
 
 _PACK = """
 [pack]
@@ -256,9 +260,10 @@ def _next_step(hazard: Hazard, root: StepRoot, analysis: Analysis) -> list[Witne
 
 def _memory_name(memory: str) -> str:
     """An attribute path as it is; a fresh tensor as the local that holds it."""
-    if LOCALS not in memory:
+    local = local_of(memory)
+    if local is None:
         return memory
-    function, name = memory.rsplit(LOCALS, 1)
+    function, name = local
     return f"the fresh tensor {name} of {'.'.join(function.split('.')[-2:])}"
 
 

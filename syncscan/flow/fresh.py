@@ -22,13 +22,13 @@ from __future__ import annotations
 
 from syncscan.flow.buffers import BufferOracle
 from syncscan.flow.frames import Frame
+from syncscan.flow.memory import fresh_memory
 from syncscan.index import ir
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import Vocabulary
 from syncscan.resolve.calls import Callee, CallResolver, passed_arguments
 from syncscan.resolve.types import Scope
 
-LOCALS = ".<locals>."  # fresh memory: `<function qualname>.<locals>.<name>`
 _MAX_DEPTH = 4  # project functions followed to see whether they keep an argument
 
 
@@ -69,7 +69,7 @@ class FreshTensors:
                 continue  # not an allocation this call makes on the device
             group = self._aliases(name, values, params)
             if group is not None and not self._escapes(group, function, scope, 0):
-                memory = f"{function.qualname}{LOCALS}{name}"
+                memory = fresh_memory(function.qualname, name)
                 found.update((alias, memory) for alias in group)
         return found
 

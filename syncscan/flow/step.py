@@ -36,14 +36,11 @@ from syncscan.flow.state import (
     site_of,
 )
 from syncscan.flow.streams import Hazard, StreamFacts, next_step_hazards
+from syncscan.flow.verdicts import DISCARDED, OUTSIDE_GUARD, UNBOUNDED
 from syncscan.flow.walk import Incomplete, ReturnInfo, Walker, with_fall_through
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import PackSet, StepRootSpec
 from syncscan.resolve.program import Program
-
-UNBOUNDED = "unbounded"
-OUTSIDE_GUARD = "write outside guard"
-DISCARDED = "output discarded"
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterator
 from syncscan.findings import WitnessStep
 from syncscan.flow.buffers import BufferOracle, returned_values
 from syncscan.flow.frames import Frame
-from syncscan.flow.fresh import LOCALS, FreshTensors
+from syncscan.flow.fresh import FreshTensors
 from syncscan.flow.identity import ObjectNames
+from syncscan.flow.memory import fresh_memory, local_of
 from syncscan.flow.state import PathState, Trace
 from syncscan.flow.streams import CURRENT, DEFAULT, StreamFacts
 from syncscan.index import ir
@@ -392,7 +393,7 @@ class StreamEffects:
         """`x = torch.empty(..., device=d)` for a fresh tensor the model follows:
         allocated on the current stream."""
         memory = self.fresh.of(frame).get(target.id) if self.enabled else None
-        if memory is None or not memory.endswith(LOCALS + target.id):
+        if memory != fresh_memory(frame.function.qualname, target.id):
             return states  # not followed, or an alias (`y = x[:n]`): no allocation
         note = (
             f"allocates {target.id} on the stream: the caching allocator may give it a "
@@ -411,7 +412,7 @@ class StreamEffects:
         memories = sorted(set(self.fresh.of(frame).values())) if self.enabled else []
         qualname = frame.function.qualname
         for memory in memories:
-            name = memory.rsplit(LOCALS, 1)[1]
+            _, name = local_of(memory) or ("", memory)
             note = (
                 f"returns: {name} is freed, and the caching allocator may hand its block "
                 "to the next allocation on the stream that allocated it"
