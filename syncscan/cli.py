@@ -433,8 +433,6 @@ def _audit(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     if args.graph and args.audit_format:
         raise UsageError("--graph prints the call graph instead of the audit: drop --format")
-    if args.quiet and args.verbose:
-        raise UsageError("-q and -v contradict each other")
     root = _project_dir(args)
     model = audit_model.build(_run(args, err, root, Options()))
     fmt = args.audit_format or "console"
@@ -467,7 +465,7 @@ def _audit_text(args: argparse.Namespace, model: Audit, fmt: str, root: Path) ->
     from syncscan.report.source_view import SourceView
 
     source = SourceView(root, args.source_url)
-    return audit_html.render(model, source, root.resolve().name)
+    return audit_html.render(model, source, str(args.paths or Path(".")))
 
 
 def _audit_console(args: argparse.Namespace, model: Audit) -> None:

@@ -372,19 +372,6 @@ def _audit_path(path: StepPath, number: int, root_id: str, result: RunResult, re
     )
 
 
-def _short_names(names: list[str]) -> dict[str, str]:
-    """The shortest dotted suffix (at least `Class.method`) no other name shares."""
-    short: dict[str, str] = {}
-    for name in names:
-        parts = name.split(".")
-        for k in range(2, len(parts) + 1):
-            suffix = ".".join(parts[-k:])
-            if not any(o != name and (o == suffix or o.endswith("." + suffix)) for o in names):
-                break
-        short[name] = suffix
-    return short
-
-
 def _cells(root_id: str, paths: list[AuditPath], columns: list[str]) -> tuple[Cell, ...]:
     by_label: dict[str, list[AuditPath]] = {}
     for path in paths:
@@ -404,7 +391,7 @@ def mode_columns(labels: set[str]) -> list[str]:
 
 def _roots(result: RunResult, rel: _Relative) -> tuple[list[AuditRoot], list[AuditPath]]:
     analyses: list[RootAnalysis] = result.analysis.step_results
-    short = _short_names([a.root.name for a in analyses])
+    short = step_graph.short_names([a.root.name for a in analyses])
     roots: list[AuditRoot] = []
     all_paths: list[AuditPath] = []
     per_root: list[list[AuditPath]] = []

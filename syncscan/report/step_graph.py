@@ -64,9 +64,19 @@ class StepGraph:
 Describe = Callable[[str], tuple[str, int, frozenset[str]]]
 
 
-def label(function: str) -> str:
-    """`Class.method` (or `module.function`): enough to read, the title has the rest."""
-    return ".".join(function.split(".")[-2:])
+def short_names(names: list[str]) -> dict[str, str]:
+    """Each name's shortest dotted suffix (at least `Class.method`) that no other
+    name ends with: enough to read and to tell apart, the title has the rest."""
+    short: dict[str, str] = {}
+    for name in names:
+        parts = name.split(".")
+        suffix = name
+        for k in range(2, len(parts) + 1):
+            suffix = ".".join(parts[-k:])
+            if not any(o != name and (o == suffix or o.endswith("." + suffix)) for o in names):
+                break
+        short[name] = suffix
+    return short
 
 
 class Hop(Protocol):
@@ -141,6 +151,7 @@ def build(
             builder.add(point.id, [s for s in completion.evidence if s.path], role)
     functions = sorted(builder.roles)
     ids = {f: f"n{i}" for i, f in enumerate(functions, start=1)}
+    labels = short_names(functions)
     nodes = []
     for function in functions:
         path, line, own = describe(function)
@@ -150,7 +161,7 @@ def build(
             GraphNode(
                 ids[function],
                 function,
-                label(function),
+                labels[function],
                 path,
                 line,
                 ordered,
