@@ -96,7 +96,7 @@ def test_console_at_80_columns_never_cuts_a_word(audit_0_28: Audit) -> None:
         found = _tokens(text)
         expected: set[str] = set()
         for root in audit_0_28.roots:
-            expected |= _tokens(root.short)
+            expected |= _tokens(root.name)
             for mode, exit_, verdict, reason, _ in rows(audit_0_28, root):
                 expected |= _tokens(f"{mode} {exit_} {verdict} {reason}")
         for item in audit_0_28.findings:

@@ -140,7 +140,7 @@ def render_findings(console: Console, audit: Audit) -> None:
 
 
 def render_root(console: Console, audit: Audit, root: AuditRoot, verbose: bool) -> None:
-    title = f"step root {root.short} ({root.path}:{root.line})"
+    title = f"step root {root.name} ({root.path}:{root.line})"
     if root.discards_output:
         title += ", a dummy batch"
     if root.incomplete:
