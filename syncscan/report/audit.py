@@ -195,7 +195,7 @@ def render_paths(
 
 
 def render_quiescence(console: Console, point: QuiescenceFact, verbose: bool) -> None:
-    title = f"quiescence point {_short(point.function)}"
+    title = f"quiescence point {point.function}"
     also = [_short(f) for f in point.functions if f != point.function]
     if also:
         title += f" (also: {', '.join(also)})"
@@ -214,8 +214,8 @@ def render_quiescence(console: Console, point: QuiescenceFact, verbose: bool) ->
     _table(console, title, ["completion site", "completes by", "verdict"], body)
     if verbose:
         for s in point.sites:
-            what = "barrier" if s.barrier else "may still run"
-            line(console, f"{_where(s)} ({s.function}), {what}:", indent=2)
+            what = "barrier" if s.barrier else "no device barrier; may still run"
+            line(console, f"{_where(s)} {s.kind}: {what}:", indent=2)
             for number, step in enumerate(s.evidence, start=1):
                 where = _where(step) if step.path else "(entry)"
                 line(console, f"{number}. {where}  {_short(step.function)}  {step.note}", indent=4)
