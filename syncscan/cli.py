@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +25,7 @@ from syncscan.project import ConfigError, project_root_of, vcs_root
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from syncscan.report.audit_model import Audit
     from syncscan.report.result import RunResult
     from syncscan.runner import Options
 
@@ -35,6 +35,7 @@ _SEVERITY_RANK = {"note": 0, "warning": 1, "error": 2}
 # `console` is the old name of `full`.
 _FORMATS = ("full", "concise", "console", "json", "sarif", "github", "markdown")
 _TEXT_FORMATS = ("full", "concise", "console")
+_AUDIT_FORMATS = ("console", "json", "markdown", "html")
 
 
 class UsageError(Exception):
@@ -128,6 +129,22 @@ def _parser() -> argparse.ArgumentParser:
 
     audit = sub.add_parser("audit", help="every step root x mode, with its verdict")
     common(audit, many=False)
+    audit.add_argument(
+        "--format", dest="audit_format", choices=_AUDIT_FORMATS, default=None,
+        help="console (the default: one table per root; -v adds each row's paths), json, "
+        "markdown, html (one self-contained file)",
+    )  # fmt: skip
+    audit.add_argument("-o", "--output", type=Path, help="write the audit to this file")
+    audit.add_argument(
+        "--graph", choices=("dot", "mermaid", "json"),
+        help="print the step-path call graph in this format instead of the audit",
+    )  # fmt: skip
+    audit.add_argument(
+        "--source-url", metavar="TEMPLATE",
+        help="link source lines in the HTML audit: {path} and {line} are filled in "
+        "(e.g. https://github.com/ORG/REPO/blob/TAG/{path}#L{line})",
+    )  # fmt: skip
+    audit.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
     config = sub.add_parser("config", help="print the effective configuration")
     common(config, many=False)
@@ -195,14 +212,9 @@ def _run(
     """The check the arguments ask for, on `root`; `config`, `cache_dir` and
     `jobs` override theirs (a fix's verification runs on a copy of the project)."""
     from syncscan import runner
+    from syncscan.report.progress import reporting
 
-    status = (
-        err.status("syncscan: reading the step path", spinner="dots")
-        if err.is_terminal
-        else nullcontext()
-    )
-    with status as spinner:
-        progress = (lambda text: spinner.update(f"syncscan: {text}")) if spinner else None
+    with reporting(err, quiet=getattr(args, "quiet", False)) as progress:
         return runner.run(
             root,
             config or args.config,
@@ -423,11 +435,62 @@ def _project_dir(args: argparse.Namespace) -> Path:
 
 
 def _audit(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from syncscan.report import audit
+    from syncscan.report import audit_model
     from syncscan.runner import Options
 
-    audit.render(out, _run(args, err, _project_dir(args), Options()))
+    if args.graph and args.audit_format:
+        raise UsageError("--graph prints the call graph instead of the audit: drop --format")
+    root = _project_dir(args)
+    model = audit_model.build(_run(args, err, root, Options()))
+    fmt = args.audit_format or "console"
+    if fmt == "console" and not args.graph:
+        _audit_console(args, model)
+        return EXIT_CLEAN
+    text = _audit_text(args, model, fmt, root)
+    if args.output:
+        args.output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
     return EXIT_CLEAN
+
+
+def _audit_text(args: argparse.Namespace, model: Audit, fmt: str, root: Path) -> str:
+    """The audit (or, with --graph, its call graph) as one document."""
+    if args.graph:
+        from syncscan.report import graph_export
+
+        return graph_export.render(model.graph, args.graph)
+    if fmt == "json":
+        from syncscan.report import audit_json
+
+        return audit_json.render(model)
+    if fmt == "markdown":
+        from syncscan.report import audit_markdown
+
+        return audit_markdown.render(model)
+    from syncscan.report import audit_html
+    from syncscan.report.source_view import SourceView
+
+    source = SourceView(root, args.source_url)
+    return audit_html.render(model, source, str(args.paths or Path(".")))
+
+
+def _audit_console(args: argparse.Namespace, model: Audit) -> None:
+    """The tables at the terminal's width, or COLUMNS when piped (80 if unset);
+    into a file at COLUMNS (else 100), without colour."""
+    from rich.console import Console
+
+    from syncscan.report import audit
+
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() and int(columns) > 0 else None
+    if args.output:
+        with args.output.open("w", encoding="utf-8") as handle:
+            target = Console(file=handle, no_color=True, markup=False, width=width or 100)
+            audit.render(target, model, verbose=args.verbose)
+        return
+    target = Console(highlight=False, markup=False, width=width)
+    audit.render(target, model, verbose=args.verbose)
 
 
 def _config(args: argparse.Namespace, out: Console, err: Console) -> int:

@@ -6,6 +6,7 @@ This is the only place that wires the layers together; the CLI calls it.
 from __future__ import annotations
 
 import gc
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -129,7 +130,7 @@ def run(
     use_cache: bool = True,
     cache_dir: Path | None = None,
     options: Options | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
     jobs: int = 1,
     reuse_findings: bool = False,
 ) -> RunResult:
@@ -252,13 +253,16 @@ def _analyse(
     analysis: Analysis,
     summariser: FileSummariser,
     rules: list[type[Rule]],
-    progress: Callable[[str], None] | None,
+    progress: Callable[[str, int, int], None] | None,
 ) -> reuse.Analysed:
+    """`progress(phase, done, total)`: "files" (summarised of all) and each phase."""
     from syncscan.completeness import incomplete_roots
 
     project, packs, program = analysis.project, analysis.packs, analysis.program
     if progress is not None:
-        program.on_load = lambda module: progress(f"summarising {module}")
+        loaded = itertools.count(1)
+        program.on_load = lambda module: progress("files", next(loaded), len(project.modules))
+        analysis.on_phase = progress
     findings: list[Finding] = []
     for rule_cls in rules:
         findings.extend(rule_cls().check(analysis))

@@ -60,17 +60,16 @@ def test_audit_lists_each_shared_buffer_with_the_edge_that_orders_it(
 ) -> None:
     """The audit's buffer table: the racing host write and the device access it races,
     with "no edge"; once fixed, the buffer is listed with what orders it instead."""
-    from syncscan.report.audit import buffer_rows
+    from syncscan.report.audit_model import build
 
-    result = analyse(FIXTURES / "write_after_record" / variant)
-    rows = buffer_rows(result.analysis.step_results[0].paths, result)
-    names = {name for _, name, _, _, _ in rows}
-    assert any(name.startswith("Runner.input_ids") for name in names), rows
-    unordered = [row for row in rows if row[4].startswith("no edge")]
+    audit = build(analyse(FIXTURES / "write_after_record" / variant))
+    orders = [order for path in audit.paths for order in path.buffers]
+    assert any(order.name.startswith("Runner.input_ids") for order in orders), orders
+    unordered = [order for order in orders if order.ordered_by.startswith("no edge")]
     if racing:
-        assert unordered, rows
-        _, _, writer, device, _ = unordered[0]
-        assert writer.startswith("engine/runner.py:") and device.startswith("engine/runner.py:")
-        assert int(writer.rsplit(":", 1)[1]) > int(device.rsplit(":", 1)[1])
+        assert unordered, orders
+        writer, device = unordered[0].host, unordered[0].device
+        assert writer.path == "engine/runner.py" and device.path == "engine/runner.py"
+        assert writer.line > device.line
     else:
-        assert not unordered, rows
+        assert not unordered, orders

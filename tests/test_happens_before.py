@@ -389,7 +389,7 @@ def test_an_unread_mode_row_silences_a_mode_whose_uploads_reach_no_output(
 def test_the_audit_lists_unresolved_method_calls_on_the_step_path(tmp_path: Path) -> None:
     """`self.model(...)` on a model built at load time resolves to nothing: it may
     hide a wait or a launch, so the audit names it with its site."""
-    from syncscan.report.audit import unresolved_rows
+    from syncscan.report.audit_model import unresolved_rows
 
     source = """
 class Runner:

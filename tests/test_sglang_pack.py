@@ -122,7 +122,7 @@ def test_audit_on_0_5_23_lists_the_root_and_quiescence_points(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     tree = fetch_release("sglang", "0.5.23")
-    assert main(["audit", str(tree)]) == 0
+    assert main(["audit", "-v", str(tree)]) == 0  # -v: each site with its evidence
     captured = capsys.readouterr()
     out = captured.out + captured.err
     assert f"step root {RUN_BATCH}" in out

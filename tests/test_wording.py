@@ -14,6 +14,7 @@ from rich.console import Console
 
 from syncscan.cli import main
 from syncscan.report import audit
+from syncscan.report.audit_model import build
 from syncscan.runner import RunResult
 
 
@@ -71,7 +72,7 @@ def test_audit_reasons_read_as_sentences(result_0_28: RunResult) -> None:
     """Each path is bounded by what happens on it: a no-work step says why, and
     no path borrows another path's wait (the old "the mode's other steps")."""
     buffer = io.StringIO()
-    audit.render(Console(file=buffer, width=400, color_system=None), result_0_28)
+    audit.render(Console(file=buffer, width=400, color_system=None), build(result_0_28))
     text = buffer.getvalue()
     assert "the step has no work scheduled (pack)" in text
     assert "returns AsyncOutput, whose get_output() waits on the host" in text

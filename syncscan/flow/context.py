@@ -5,6 +5,7 @@ Mutable state of a run lives here and only here; rules ask it questions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 
 from syncscan.flow.buffers import BufferOracle
@@ -40,6 +41,12 @@ class Analysis:
         )
         self.buffers = BufferOracle(self.program, self.types, packs.vocabulary)
         self.notes: list[str] = []
+        # Progress: called with (phase, done, total) as each phase begins.
+        self.on_phase: Callable[[str, int, int], None] | None = None
+
+    def _phase(self, phase: str, done: int = 0, total: int = 0) -> None:
+        if self.on_phase is not None:
+            self.on_phase(phase, done, total)
 
     @cached_property
     def roots(self) -> list[StepRoot]:
@@ -57,6 +64,7 @@ class Analysis:
                 if method is not None:
                     entries.append((method, root.self_class))
         entries.extend(self.quiescence_entries)
+        self._phase("resolve")
         waits = self.packs.vocabulary.names("host_wait_methods")
         return crawl(self.program, self.resolver, entries, wait_methods=waits)
 
@@ -97,7 +105,11 @@ class Analysis:
     def step_results(self) -> list[RootAnalysis]:
         walker = self._walker([root.function for root in self.roots], barriers_only=False)
         analyzer = StepAnalyzer(self.program, walker, self.packs)
-        return analyzer.analyse_all(self.roots)
+
+        def walking(k: int, n: int) -> None:
+            self._phase(f"walk root {k} of {n}", k - 1, n)
+
+        return analyzer.analyse_all(self.roots, walking)
 
     @cached_property
     def quiescence_results(self) -> list[QuiescenceResult]:
@@ -106,6 +118,9 @@ class Analysis:
         analyzer = QuiescenceAnalyzer(
             self.program, walker, self.packs.vocabulary.names("pending_result_types")
         )
-        results = [analyzer.analyse(spec) for spec in self.packs.quiescence]
+        results = []
+        for k, spec in enumerate(self.packs.quiescence, start=1):
+            self._phase(f"quiescence point {k} of {len(self.packs.quiescence)}", k - 1)
+            results.append(analyzer.analyse(spec))
         self.notes.extend(r.missing for r in results if r.missing)
         return results

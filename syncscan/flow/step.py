@@ -12,6 +12,7 @@ pending, with no such wait before it, is a race.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -116,11 +117,17 @@ class StepAnalyzer:
         # (end, next step's stream facts) by identity -> their hazards (kept alive with them)
         self._pairs: dict[tuple[int, int], tuple[StreamFacts, StreamFacts, list[Hazard]]] = {}
 
-    def analyse_all(self, roots: list[StepRoot]) -> list[RootAnalysis]:
-        """Walk every root, then judge each path against the next step the loop
-        may run: any path of any root on the same object (a step, a dummy run,
-        a warm-up: the entry points share the buffers)."""
-        walked: list[tuple[StepRoot, list[Final] | str]] = [(r, self._walk(r)) for r in roots]
+    def analyse_all(
+        self, roots: list[StepRoot], on_root: Callable[[int, int], None] | None = None
+    ) -> list[RootAnalysis]:
+        """Walk every root (`on_root(k, n)` before the k-th of n), then judge each
+        path against the next step the loop may run: any path of any root on the
+        same object (a step, a dummy run, a warm-up: the entry points share the buffers)."""
+        walked: list[tuple[StepRoot, list[Final] | str]] = []
+        for k, root in enumerate(roots, start=1):
+            if on_root is not None:
+                on_root(k, len(roots))
+            walked.append((root, self._walk(root)))
         self._pairs.clear()
         by_class: dict[str, list[NextStep]] = {}
         for root, finals in walked:

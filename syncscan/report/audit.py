@@ -1,204 +1,268 @@
-"""The audit report: every step root x mode, what it writes, how it is bounded."""
+"""The console audit: findings first, then one compact table per step root.
+
+A row is a mode and the exit line that ends its paths (so the paths of one
+mode that end differently are told apart), the verdict and its reason, and
+how many paths end so. `--verbose` adds each row's paths: mode assignment,
+buffers with the edge that orders them, and the witness. It reads at 80
+columns: every column is at least as wide as its longest word, text wraps
+between words, and an identifier longer than the line is never cut (where
+the columns cannot fit, a row is printed as labelled lines instead).
+"""
 
 from __future__ import annotations
 
+import re
+from pathlib import PurePosixPath
+
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from syncscan.flow.quiescence import QuiescenceResult
-from syncscan.flow.step import StepPath
-from syncscan.report.console import render_skipped_and_notes
-from syncscan.report.result import RunResult
-
-_VERDICT_STYLE = {
-    "unbounded": "bold red",
-    "deferred": "green",
-    "waits inline": "green",
-    "semaphore": "green",
-    "bounded by peer": "cyan",
-    "write outside guard": "bold red",
-    "not rewritten": "green",
-    "no device reader": "dim",
-    "no pinned writes": "dim",
-    "output discarded": "dim",
-}
-
-
-def mode_text(path: StepPath, result: RunResult) -> str:
-    return result.packs.labels_text(path.state.assumptions) or "default"
-
-
-def rows(path_list: list[StepPath], result: RunResult) -> list[tuple[str, str, str, str, str, int]]:
-    """Paths grouped by (mode label, verdict): the audit does not list every branch."""
-    grouped: dict[tuple[str, str], list[StepPath]] = {}
-    for path in path_list:
-        grouped.setdefault((mode_text(path, result), path.verdict), []).append(path)
-    out = []
-    for (mode, verdict), paths in sorted(grouped.items()):
-        first = paths[0]
-        write = first.state.write[-1].note if first.state.write else "-"
-        wait = first.state.wait[-1].note if first.state.wait else "-"
-        out.append((mode, write, wait, verdict, first.reason, len(paths)))
-    return out
-
-
-def buffer_rows(path_list: list[StepPath], result: RunResult) -> list[tuple[str, ...]]:
-    """Per mode, each shared pinned buffer the step writes: where the host writes it,
-    the device access still pending at the step's end, and the edge that orders the
-    next write after it (or "no edge", with the access it races)."""
-    found: dict[tuple[str, str], tuple[str, ...]] = {}
-    for path in path_list:
-        mode = mode_text(path, result)
-        pending = {b: t for b, _, t in path.state.pending}
-        race = path.race
-        for buffer, trace, _ in path.state.exposed:
-            name = (trace[-1].written or trace[-1].note).split(" pinned buffer ", 1)[-1]
-            writer = f"{trace[-1].path}:{trace[-1].line}"
-            if race is not None and race[0] == buffer:
-                writer = f"{race[1][-1].path}:{race[1][-1].line}"
-                access, edge = race[2], "no edge: " + path.reason
-            elif buffer in pending:
-                access, edge = pending[buffer], path.reason
-            else:
-                access, edge = None, "a host wait in the step covers every access"
-            device = f"{access[-1].path}:{access[-1].line}" if access else "-"
-            row = (mode, name, writer, device, edge)
-            key = (mode, name)
-            if key not in found or edge.startswith("no edge"):
-                found[key] = row
-    return [found[k] for k in sorted(found)]
-
-
-def chain(trace) -> str:
-    """A trace as `function:line -> ... -> what happens`, for one table cell."""
-    if not trace:
-        return "-"
-    hops = [
-        f"{step.function.rsplit('.', 1)[-1]}:{step.line}"
-        + (f" ({step.note})" if step.note.startswith("dispatches") else "")
-        for step in trace
-        if step.path
-    ]
-    return " -> ".join([*hops, trace[-1].note])
-
-
-def render_quiescence(console: Console, quiescence: QuiescenceResult) -> None:
-    spec = quiescence.spec
-    title = f"quiescence point {spec.function}"
-    others = [f for f in quiescence.functions if f != spec.function]
-    if others:
-        title += " (also: " + ", ".join(f.rsplit(".", 2)[-2] for f in others) + ")"
-    table = Table(title=title, show_lines=True, expand=True)
-    for column in ("completion site", "completes by", "verdict", "evidence"):
-        table.add_column(column, overflow="fold")
-    if quiescence.missing:
-        table.add_row("-", "-", Text("missing", style="yellow"), quiescence.missing)
-    if quiescence.incomplete:
-        table.add_row("-", "-", Text("incomplete", style="yellow"), quiescence.incomplete)
-    for site in quiescence.sites:
-        if site.lacking:
-            verdict = Text("no device barrier", style="bold red")
-            evidence = f"may still run: {chain(site.launch)}"
-        else:
-            verdict = Text("barrier", style="green")
-            evidence = chain(site.barrier) if site.barrier else "no device work before it"
-        table.add_row(f"{site.path}:{site.line}", site.kind, verdict, evidence)
-    for barrier in quiescence.cpu_barriers:
-        table.add_row(
-            f"{barrier.path}:{barrier.line}", "-", Text("CPU barrier", style="yellow"), barrier.note
-        )
-    console.print(table)
-
-
-UNRESOLVED_SHOWN = 40
-
-
-# Vocabulary whose methods, on a receiver the resolver could not place, may be
-# the wait, the pinned write or the launch the model is missing.
-_SYNC_VOCABULARY = (
-    "host_wait_methods",
-    "event_record_methods",
-    "implicit_wait_methods",
-    "copy_methods",
-    "inplace_write_methods",
-    "device_work_methods",
-    "launch_methods",
+from syncscan.report.audit_model import (
+    VERDICT_RANK,
+    Audit,
+    AuditPath,
+    AuditRoot,
+    QuiescenceFact,
+    Site,
+    rows,
 )
+from syncscan.report.result import counted
+from syncscan.rules.base import predicates_text
+
+_VERDICT_STYLE = {0: "bold red", 1: "yellow", 2: "cyan", 3: "green", 4: "dim"}
+_UNRESOLVED_SHOWN = 40
 
 
-def unresolved_rows(result: RunResult) -> list[tuple[str, int, str]]:
-    """Unresolved method calls on the step path that may matter, one row per call
-    text: calls on the step's own objects (`self.model(...)`: a type the resolver
-    could not follow) and synchronization vocabulary on receivers it could not
-    place (`x.copy_(...)`, `e.synchronize()`); how many sites, and the first."""
-    vocab = result.packs.vocabulary
-    relevant = frozenset().union(*(vocab.names(name) for name in _SYNC_VOCABULARY))
-    sites: dict[str, list[tuple[str, int]]] = {}
-    for path, line, _, text in result.analysis.callgraph.unresolved_sites:
-        method = text.removesuffix("(...)").rsplit(".", 1)[-1]
-        if text.startswith("self.") or method in relevant:
-            sites.setdefault(text, []).append((result.project.relpath(path), line))
-    return sorted(
-        ((text, len(found), "{}:{}".format(*min(found))) for text, found in sites.items()),
-        key=lambda row: (-row[1], row[0]),
-    )
+def _style(verdict: str) -> str:
+    return _VERDICT_STYLE.get(VERDICT_RANK.get(verdict, 1), "")
 
 
-def render_unresolved(console: Console, result: RunResult) -> None:
-    rows_ = unresolved_rows(result)
-    if not rows_:
+def wrap(text: Text, width: int) -> list[Text]:
+    """`text` in lines of at most `width` characters, broken only between words;
+    a word longer than `width` gets a line of its own, whole."""
+    plain = text.plain
+    offsets: list[int] = []
+    start = 0  # where the current line begins
+    for word in re.finditer(r"\S+", plain):
+        if word.end() - start > width and word.start() > start:
+            offsets.append(word.start())
+            start = word.start()
+    return [part.rstrip() or part for part in text.divide(offsets)]
+
+
+def line(console: Console, text: str | Text, indent: int = 0) -> None:
+    """Printed at the console's width, wrapped between words (continuation lines
+    indented two more); syncscan never cuts an identifier, even a long one."""
+    body = text if isinstance(text, Text) else Text(text)
+    width = max(console.width - indent - 2, 20)
+    for number, part in enumerate(wrap(body, width)):
+        pad = " " * (indent if number == 0 else indent + 2)
+        console.print(Text(pad) + part, soft_wrap=True)
+
+
+def _where(site: Site) -> str:
+    return f"{site.path}:{site.line}"
+
+
+def _short(function: str) -> str:
+    return ".".join(function.split(".")[-2:])
+
+
+def _longest_word(values: list[str]) -> int:
+    return max((len(word) for value in values for word in value.split()), default=1)
+
+
+def column_widths(columns: list[list[str]], width: int) -> list[int] | None:
+    """Widths for a table whose columns are at least as wide as their longest
+    word (as wide as their longest value when every value is one word), with the
+    space left shared out to the columns whose text would wrap; None when even
+    the minimums do not fit in `width` (each column also takes 3: its padding
+    and the space between columns)."""
+    room = width - 3 * len(columns)
+    natural = [max((len(v) for v in values), default=1) for values in columns]
+    minimum = [
+        n if all(len(v.split()) <= 1 for v in values) else _longest_word(values)
+        for n, values in zip(natural, columns, strict=True)
+    ]
+    if sum(minimum) > room:
+        return None
+    widths = list(minimum)
+    spare = room - sum(widths)
+    # The short columns (mode, verdict) on one line each where the longest
+    # column (the reason) keeps a readable width; it takes the rest.
+    longest = max(range(len(columns)), key=lambda i: natural[i])
+    keep = max(min(natural[longest], 24) - widths[longest], 0)
+    for i in sorted(range(len(columns)), key=lambda i: natural[i] - widths[i]):
+        if i != longest:
+            grant = max(min(natural[i] - widths[i], spare - keep), 0)
+            widths[i] += grant
+            spare -= grant
+    widths[longest] += min(spare, natural[longest] - widths[longest])
+    return widths
+
+
+def _table(console: Console, title: str, head: list[str], body: list[list[Text]]) -> None:
+    line(console, Text(title, style="bold"))
+    columns = [[h, *(r[i].plain for r in body)] for i, h in enumerate(head)]
+    widths = column_widths(columns, console.width)
+    if widths is None:  # too narrow for columns: one labelled line per value
+        for row in body:
+            for name, cell in zip(head, row, strict=True):
+                line(console, Text(f"{name}: ", style="dim") + cell, indent=2)
+            console.print()
         return
-    table = Table(
-        title=f"unresolved calls on the step path ({len(rows_)} distinct; each may hide a "
-        "wait, a pinned write or a launch)",
-        expand=True,
-    )
-    for column in ("call", "sites", "first site"):
-        table.add_column(column, overflow="fold")
-    for text, count, first in rows_[:UNRESOLVED_SHOWN]:
-        table.add_row(text, str(count), first)
-    if len(rows_) > UNRESOLVED_SHOWN:
-        table.add_row(f"... {len(rows_) - UNRESOLVED_SHOWN} more", "", "")
+    table = Table(box=box.SIMPLE, expand=False, pad_edge=False, show_edge=False)
+    for name, size in zip(head, widths, strict=True):
+        table.add_column(name, width=size, overflow="fold")
+    for row in body:
+        table.add_row(*row)
     console.print(table)
+    console.print()
 
 
-def render(console: Console, result: RunResult) -> None:
-    for analysis in result.analysis.step_results:
-        table = Table(title=f"step root {analysis.root.name}", show_lines=True, expand=True)
-        for column in ("mode", "pinned / slot writes", "host wait", "verdict", "reason", "paths"):
-            table.add_column(column, overflow="fold")
-        if analysis.incomplete:
-            table.add_row(
-                "-", "-", "-", Text("incomplete", style="bold yellow"), analysis.incomplete, "0"
-            )
-        for mode, write, wait, verdict, reason, count in rows(analysis.paths, result):
-            table.add_row(
-                mode,
-                write,
-                wait,
-                Text(verdict, style=_VERDICT_STYLE.get(verdict, "")),
-                reason,
-                str(count),
-            )
-        console.print(table)
-        shared = buffer_rows(analysis.paths, result)
-        if shared:
-            buffers = Table(title=f"shared pinned buffers of {analysis.root.name}", expand=True)
-            for column in ("mode", "pinned buffer", "host access", "device access", "ordered by"):
-                buffers.add_column(column, overflow="fold")
-            for mode, name, writer, device, edge in shared:
-                style = "bold red" if edge.startswith("no edge") else ""
-                buffers.add_row(mode, name, writer, device, Text(edge, style=style))
-            console.print(buffers)
-    for quiescence in result.analysis.quiescence_results:
-        render_quiescence(console, quiescence)
-    render_unresolved(console, result)
-    stats = Table(title="analysis statistics")
-    stats.add_column("measure")
-    stats.add_column("value", justify="right")
-    for key, value in result.stats.items():
-        stats.add_row(key, str(value))
-    stats.add_row("skipped files (diagnostics)", str(len(result.diagnostics)))
-    console.print(stats)
-    render_skipped_and_notes(console, result)
+def render_findings(console: Console, audit: Audit) -> None:
+    if not audit.findings:
+        line(console, Text("No findings.", style="bold green"))
+        return
+    line(console, Text(f"{counted(len(audit.findings), 'finding')}:", style="bold"))
+    for item in audit.findings:
+        f = item.finding
+        where = f"{f.location.path}:{f.location.line}"
+        text = Text()
+        text.append(f"{f.code} ", style="bold red" if f.severity == "error" else "bold yellow")
+        text.append(f"{where}  {_short(f.step_root)}")
+        if f.mode_label:
+            text.append(f"  mode: {f.mode_label}")
+        line(console, text, indent=2)
+    console.print()
+
+
+def render_root(console: Console, audit: Audit, root: AuditRoot, verbose: bool) -> None:
+    title = f"step root {root.name} ({root.path}:{root.line})"
+    if root.discards_output:
+        title += ", a dummy batch"
+    if root.incomplete:
+        line(console, Text(f"{title}: incomplete: {root.incomplete}", style="bold yellow"))
+        return
+    found = rows(audit, root)
+    body = [
+        [
+            Text(mode),
+            Text(exit_),
+            Text(verdict, style=_style(verdict)),
+            Text(reason),
+            Text(str(len(paths))),
+        ]  # fmt: skip
+        for mode, exit_, verdict, reason, paths in found
+    ]
+    _table(console, title, ["mode", "exit", "verdict", "reason", "paths"], body)
+    if verbose:
+        for mode, exit_, verdict, _, paths in found:
+            render_paths(console, mode, exit_, verdict, paths)
+
+
+def render_paths(
+    console: Console, mode: str, exit_: str, verdict: str, paths: list[AuditPath]
+) -> None:
+    first = paths[0]
+    head = Text(f"{mode}, exit {exit_}: ", style="bold")
+    head.append(verdict, style=_style(verdict))
+    line(console, head + Text(f" ({counted(len(paths), 'path')})"), indent=2)
+    line(console, "exits: " + " then ".join(_where(e) for e in first.exits), indent=4)
+    for path in paths:
+        line(console, f"{path.id}: {predicates_text(path.mode) or 'no mode predicate'}", indent=4)
+    for order in first.buffers:
+        device = _where(order.device) if order.device else "-"
+        line(
+            console,
+            f"buffer {order.name}: host {_where(order.host)}, device {device}; "
+            f"ordered by: {order.ordered_by}",
+            indent=4,
+        )
+    for hazard in first.hazards:
+        line(
+            console,
+            f"stream hazard ({hazard.shape}, {hazard.conflict}) on {hazard.memory}: "
+            f"{hazard.first_stream} then {hazard.second_stream}",
+            indent=4,
+        )
+    line(console, "witness:", indent=4)
+    for number, step in enumerate(first.witness(), start=1):
+        line(console, f"{number}. {_where(step)}  {_short(step.function)}  {step.note}", indent=6)
+    console.print()
+
+
+def render_quiescence(console: Console, point: QuiescenceFact, verbose: bool) -> None:
+    title = f"quiescence point {point.function}"
+    also = [_short(f) for f in point.functions if f != point.function]
+    if also:
+        title += f" (also: {', '.join(also)})"
+    if point.missing or point.incomplete:
+        line(console, Text(f"{title}: {point.missing or point.incomplete}", style="yellow"))
+        return
+    body = []
+    for s in point.sites:
+        verdict = "barrier" if s.barrier else "no device barrier"
+        style = "green" if s.barrier else "bold red"
+        site = f"{PurePosixPath(s.path).name}:{s.line}"
+        body.append([Text(site), Text(s.kind), Text(verdict, style=style)])
+    for b in point.cpu_barriers:
+        site = f"{PurePosixPath(b.path).name}:{b.line}"
+        body.append([Text(site), Text("-"), Text("CPU barrier", style="yellow")])
+    _table(console, title, ["completion site", "completes by", "verdict"], body)
+    if verbose:
+        for s in point.sites:
+            what = "barrier" if s.barrier else "no device barrier; may still run"
+            line(console, f"{_where(s)} {s.kind}: {what}:", indent=2)
+            for number, step in enumerate(s.evidence, start=1):
+                where = _where(step) if step.path else "(entry)"
+                line(console, f"{number}. {where}  {_short(step.function)}  {step.note}", indent=4)
+        console.print()
+
+
+def render_unresolved(console: Console, audit: Audit, verbose: bool) -> None:
+    if not audit.unresolved:
+        return
+    line(
+        console,
+        f"{counted(len(audit.unresolved), 'distinct unresolved call')} on the step path may "
+        "hide a wait, a pinned write or a launch"
+        + (":" if verbose else " (--verbose lists them)."),
+    )
+    if verbose:
+        for u in audit.unresolved[:_UNRESOLVED_SHOWN]:
+            line(console, f"{u.call}  {counted(u.sites, 'site')}, first {u.first}", indent=2)
+        if len(audit.unresolved) > _UNRESOLVED_SHOWN:
+            line(console, f"... {len(audit.unresolved) - _UNRESOLVED_SHOWN} more", indent=2)
+
+
+def render_statistics(console: Console, audit: Audit, verbose: bool) -> None:
+    stats = dict(audit.stats)
+    line(
+        console,
+        f"call graph: {stats.get('call_graph_nodes', 0):,} functions, "
+        f"{stats.get('call_graph_edges', 0):,} calls ({stats.get('resolved_calls', 0):,} "
+        f"resolved, {stats.get('unresolved_calls', 0):,} unresolved); "
+        f"{stats.get('summarised', 0):,} of {stats.get('files', 0):,} files summarised; "
+        f"step-path graph: {len(audit.graph.nodes)} functions.",
+    )
+    if verbose:
+        for key, value in audit.stats:
+            line(console, f"{key}: {value}", indent=2)
+    for kind, path, number, message in audit.diagnostics:
+        where = f" {path}:{number}" if number else (f" {path}" if path else "")
+        line(console, Text(f"{kind}{where}: {message}", style="yellow"))
+    for note in audit.notes:
+        line(console, Text(f"note: {note}", style="yellow"))
+
+
+def render(console: Console, audit: Audit, verbose: bool = False) -> None:
+    render_findings(console, audit)
+    for root in audit.roots:
+        render_root(console, audit, root, verbose)
+    for point in audit.quiescence:
+        render_quiescence(console, point, verbose)
+    render_unresolved(console, audit, verbose)
+    render_statistics(console, audit, verbose)
