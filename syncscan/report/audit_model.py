@@ -13,14 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from syncscan.findings import Finding, WitnessStep
 from syncscan.flow.quiescence import QuiescenceResult
-from syncscan.flow.state import HOST_READ, Trace, WitnessStep
+from syncscan.flow.state import HOST_READ, Trace
 from syncscan.flow.step import RootAnalysis, StepPath
 from syncscan.index import ir
 from syncscan.report import step_graph
 from syncscan.report.result import RunResult
 from syncscan.report.step_graph import StepGraph
-from syncscan.rules.base import Finding
 
 DEFAULT_MODE = "default"
 
