@@ -7,7 +7,9 @@ printed (`pytest -m gpu -s`). The pack's rows these back: a blocking copy
 synchronizes its stream (a host wait, never an unwaited launch); a
 `non_blocking` copy from pinned memory reads its source later and one into
 pinned memory lands later; from pageable memory the source is staged before
-the call returns; `.cpu()`, `.tolist()` and `event.synchronize()` wait.
+the call returns; `.cpu()`, `.tolist()`, `.item()` and `event.synchronize()`
+wait; a round-robin pool of depth d is safe exactly while at most d - 1 steps
+are in flight when a slot is rewritten.
 """
 
 from __future__ import annotations
@@ -15,20 +17,21 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from gpu_trials import ON_DEVICE, SLEEP_CYCLES, TRIALS, N, report, torch
+from gpu_trials import ALL, NONE, ON_DEVICE, SLEEP_CYCLES, SOME, TRIALS, N, observe, torch
 
 pytestmark = ON_DEVICE
 
 
-def _count(label: str, trial: Callable[[], bool]) -> int:
-    """How many of TRIALS `trial` returned True for, each behind a busy stream."""
+def _count(label: str, trial: Callable[[], bool], expected: str) -> bool:
+    """Whether the count of trials `trial` returned True for, each behind a busy
+    stream, is `expected`; the count is reported either way."""
     hits = 0
     for _ in range(TRIALS):
         torch.cuda.synchronize()
         torch.cuda._sleep(SLEEP_CYCLES)
         hits += bool(trial())
     torch.cuda.synchronize()
-    return report(label, hits)
+    return observe(label, hits, expected)
 
 
 def _idle() -> bool:
@@ -44,10 +47,10 @@ def test_a_blocking_h2d_copy_returns_with_its_stream_idle(pinned: bool) -> None:
         dst.copy_(src)
         return _idle()
 
-    assert _count(f"blocking H2D (pinned={pinned}) idle", trial) == TRIALS
+    assert _count(f"blocking H2D (pinned={pinned}): stream idle at return", trial, ALL)
 
 
-def test_a_blocking_d2h_copy_and_cpu_return_with_the_stream_idle() -> None:
+def test_a_blocking_d2h_copy_cpu_tolist_and_item_return_with_the_stream_idle() -> None:
     src = torch.ones(N, device="cuda")
     dst = torch.empty(N)
 
@@ -63,9 +66,14 @@ def test_a_blocking_d2h_copy_and_cpu_return_with_the_stream_idle() -> None:
         src[:4].tolist()
         return _idle()
 
-    assert _count("blocking D2H idle", copy_back) == TRIALS
-    assert _count(".cpu() idle", to_cpu) == TRIALS
-    assert _count(".tolist() idle", to_list) == TRIALS
+    def item() -> bool:
+        src[0].item()
+        return _idle()
+
+    assert _count("blocking D2H: stream idle at return", copy_back, ALL)
+    assert _count(".cpu(): stream idle at return", to_cpu, ALL)
+    assert _count(".tolist(): stream idle at return", to_list, ALL)
+    assert _count(".item(): stream idle at return", item, ALL)
 
 
 def test_an_event_recorded_then_synchronized_drains_the_stream() -> None:
@@ -76,12 +84,12 @@ def test_an_event_recorded_then_synchronized_drains_the_stream() -> None:
         event.synchronize()
         return _idle()
 
-    assert _count("record; synchronize idle", trial) == TRIALS
+    assert _count("record; synchronize: stream idle", trial, ALL)
 
 
-@pytest.mark.parametrize(("pinned", "reads_late"), [(True, True), (False, False)])
+@pytest.mark.parametrize(("pinned", "expected"), [(True, ALL), (False, NONE)])
 def test_a_non_blocking_h2d_copy_reads_pinned_memory_late_and_stages_pageable(
-    pinned: bool, reads_late: bool
+    pinned: bool, expected: str
 ) -> None:
     src = torch.zeros(N, pin_memory=pinned)
     dst = torch.empty(N, device="cuda")
@@ -93,8 +101,26 @@ def test_a_non_blocking_h2d_copy_reads_pinned_memory_late_and_stages_pageable(
         torch.cuda.synchronize()
         return dst[0].item() == 2.0  # the copy read the rewritten value
 
-    late = _count(f"non_blocking H2D (pinned={pinned}) read the rewrite", trial)
-    assert (late > 0) == reads_late
+    label = f"non_blocking H2D (pinned={pinned}): device got the later rewrite"
+    assert _count(label, trial, expected)
+
+
+def test_an_event_synchronized_after_a_pinned_copy_orders_the_rewrite_after_it() -> None:
+    """The SYNC001/SYNC003 remedy: record after the copy, synchronize before the write."""
+    src = torch.zeros(N, pin_memory=True)
+    dst = torch.empty(N, device="cuda")
+    event = torch.cuda.Event()
+
+    def trial() -> bool:
+        src.fill_(1.0)
+        dst.copy_(src, non_blocking=True)
+        event.record()
+        event.synchronize()
+        src.fill_(2.0)
+        torch.cuda.synchronize()
+        return dst[0].item() == 2.0
+
+    assert _count("pinned H2D; record; synchronize; rewrite: device got it", trial, NONE)
 
 
 def test_a_non_blocking_d2h_copy_into_pinned_memory_lands_later() -> None:
@@ -106,4 +132,37 @@ def test_a_non_blocking_d2h_copy_into_pinned_memory_lands_later() -> None:
         dst.copy_(src, non_blocking=True)
         return dst[0].item() == 0.0  # the host reads before the copy landed
 
-    assert _count("non_blocking D2H not landed at return", trial) > 0
+    assert _count("non_blocking D2H into pinned: not landed at return", trial, SOME)
+
+
+DEPTH = 2
+STEPS = 8
+
+
+@pytest.mark.parametrize(("in_flight", "expected"), [(0, NONE), (1, NONE), (2, SOME)])
+def test_a_round_robin_pool_is_safe_while_fewer_steps_than_its_depth_are_in_flight(
+    in_flight: int, expected: str
+) -> None:
+    """Step i writes slot i % DEPTH, copies it non_blocking behind a kernel and
+    records an event; before writing, the host waits for step i - 1 - in_flight,
+    so at most `in_flight` earlier steps are still queued. A trial is corrupted
+    when some step's device copy holds a later step's values."""
+    slots = [torch.zeros(N, pin_memory=True) for _ in range(DEPTH)]
+    dst = torch.empty(STEPS, N, device="cuda")
+    events = [torch.cuda.Event() for _ in range(STEPS)]
+    corrupted = 0
+    for _ in range(TRIALS):
+        torch.cuda.synchronize()
+        for i in range(STEPS):
+            waited = i - 1 - in_flight
+            if waited >= 0:
+                events[waited].synchronize()
+            slots[i % DEPTH].fill_(float(i + 1))
+            torch.cuda._sleep(SLEEP_CYCLES // 10)
+            dst[i].copy_(slots[i % DEPTH], non_blocking=True)
+            events[i].record()
+        torch.cuda.synchronize()
+        seen = dst[:, 0].tolist()
+        corrupted += seen != [float(i + 1) for i in range(STEPS)]
+    label = f"pool depth {DEPTH}, {in_flight} steps in flight at a write: corrupted"
+    assert observe(label, corrupted, expected)

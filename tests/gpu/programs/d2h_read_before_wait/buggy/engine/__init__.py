@@ -1,0 +1,1 @@
+"""SYNC003 D2H-read shape as a running program: analysed by syncscan, run on a GPU."""

@@ -1,0 +1,1 @@
+"""SYNC002 pause shape as a running program: analysed by syncscan, run on a GPU."""

@@ -1,0 +1,157 @@
+"""Each rule's buggy/fixed shape, run: corruption in the buggy program, none once fixed.
+
+`programs/<shape>/{buggy,fixed}` are the fixtures' shapes written as programs that
+run (PyTorch operators where the fixtures call Triton kernels): the same files that
+`tests/test_gpu_programs.py` has syncscan analyse, reporting each buggy one and
+staying silent on each fixed one. Here a driver plays the engine: it calls the
+step TRIALS times over a few steps, puts a short `torch.cuda._sleep` on the stream
+where a real engine has its model running (so the host runs ahead, as with async
+scheduling), keeps each step's result with a stream-ordered clone (no host wait),
+and checks every step's data once the device is idle. A trial is corrupted when
+any step's data differs from what the step was given.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+
+import pytest
+from gpu_trials import NONE, ON_DEVICE, SLEEP_CYCLES, SOME, TRIALS, observe, torch
+
+pytestmark = ON_DEVICE
+
+PROGRAMS = Path(__file__).with_name("programs")
+STEPS = 6
+STEP_CYCLES = SLEEP_CYCLES // 10  # about 1 ms: the model's time on the device per step
+VOCAB = 4096
+TOKENS = 1024
+
+
+def load(shape: str, variant: str, module: str) -> ModuleType:
+    """Import `engine.<module>` of one program; each program has its own `engine`."""
+    for name in [n for n in sys.modules if n == "engine" or n.startswith("engine.")]:
+        del sys.modules[name]
+    sys.path.insert(0, str(PROGRAMS / shape / variant))
+    try:
+        return importlib.import_module(f"engine.{module}")
+    finally:
+        sys.path.pop(0)
+
+
+def _tokens(step: int, n: int = TOKENS) -> list[int]:
+    """Distinct, nonzero ids for each step."""
+    return [(step * 131 + j) % (VOCAB - 1) + 1 for j in range(n)]
+
+
+def slot_pool(variant: str) -> bool:
+    """SYNC001: encoder-only steps back to back; each step's gathered rows checked."""
+    runner_mod = load("slot_pool_mode_without_wait", variant, "runner")
+    config = SimpleNamespace(encoder_only=True, max_tokens=TOKENS, async_depth=2, vocab_size=VOCAB)
+    runner = runner_mod.Runner(config)
+    torch.cuda.synchronize()
+    kept = []
+    for step in range(STEPS):
+        torch.cuda._sleep(STEP_CYCLES)
+        batch = SimpleNamespace(token_ids=_tokens(step), req_ids=list(range(TOKENS)))
+        runner.execute_model(batch)
+        kept.append(runner.hidden[:TOKENS].argmax(dim=-1))
+    torch.cuda.synchronize()
+    return any(kept[step].tolist() != _tokens(step) for step in range(STEPS))
+
+
+def pause(variant: str) -> bool:
+    """SYNC002: one step, then pause(); the caller then doubles the weights on its own
+    stream. The step was scheduled with the old weights: rows of 2.0 are corrupted."""
+    core = load("pause_returns_after_launch", variant, "core").EngineCore(
+        SimpleNamespace(max_tokens=TOKENS, vocab_size=VOCAB)
+    )
+    ids = torch.tensor(_tokens(1), dtype=torch.int64).pin_memory()
+    update = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    torch.cuda._sleep(STEP_CYCLES)
+    core.step(SimpleNamespace(token_ids=_tokens(1), ids_cpu=ids))
+    core.pause()
+    with torch.cuda.stream(update):
+        core.table.mul_(2.0)  # the weight update: the caller was told the device is idle
+    torch.cuda.synchronize()
+    return core.hidden[:TOKENS].max().item() != 1.0
+
+
+def d2h_read(variant: str) -> bool:
+    """SYNC003 (host read): each step reports the previous step's sampled tokens."""
+    runner = load("d2h_read_before_wait", variant, "runner").Runner(
+        SimpleNamespace(max_tokens=TOKENS, vocab_size=VOCAB)
+    )
+    ids = [torch.tensor(_tokens(step), device="cuda") for step in range(STEPS)]
+    torch.cuda.synchronize()
+    reported = []
+    for step in range(STEPS):
+        torch.cuda._sleep(STEP_CYCLES)
+        out = runner.execute_model(SimpleNamespace(req_ids=list(range(TOKENS)), ids=ids[step]))
+        reported.append(out.prev_tokens)
+    torch.cuda.synchronize()
+    return any(reported[step] != _tokens(step - 1) for step in range(1, STEPS))
+
+
+PADDED = 1 << 22  # a 32 MB pinned buffer: the copy and the host's pad write overlap
+
+
+def write_after_record(variant: str) -> bool:
+    """SYNC003 (write after record): full batches alternate with short ones padded to
+    PADDED; a short step's pad must reach the device as zeros, not the last batch's
+    ids. No sleep here: the race is the copy reading before the host's pad write."""
+    runner = load("write_after_record", variant, "runner").Runner(
+        SimpleNamespace(max_tokens=PADDED, vocab_size=VOCAB)
+    )
+    full = torch.arange(PADDED, dtype=torch.int64) % (VOCAB - 1) + 1
+    corrupted = False
+    for step in range(STEPS):
+        n = PADDED if step % 2 == 0 else 16
+        batch = SimpleNamespace(token_ids=full[:n].numpy(), req_ids=[], padded_size=PADDED)
+        got = runner.execute_model(batch).get_output()
+        corrupted |= not torch.equal(got[:n], full[:n]) or bool(got[n:].any())
+    return corrupted
+
+
+def one_way_wait(variant: str) -> bool:
+    """SYNC004 (one direction only): each step's forward must read its own tables."""
+    scheduler = load("stream_one_way_wait", variant, "scheduler").Scheduler(64, 1024)
+    tables = [torch.full((64, 1024), step + 1, dtype=torch.int32, device="cuda")
+              for step in range(STEPS)]  # fmt: skip
+    positions = torch.zeros(64, 1024, dtype=torch.int32, device="cuda")
+    torch.cuda.synchronize()
+    kept = []
+    for step in range(STEPS):
+        torch.cuda._sleep(STEP_CYCLES)
+        logits = scheduler.execute_model(
+            SimpleNamespace(block_tables=tables[step], positions=positions)
+        )
+        kept.append(logits.clone())
+    torch.cuda.synchronize()
+    return any(not torch.equal(kept[step], tables[step]) for step in range(STEPS))
+
+
+SHAPES: dict[str, tuple[str, Callable[[str], bool]]] = {
+    "slot_pool_mode_without_wait": ("SYNC001", slot_pool),
+    "pause_returns_after_launch": ("SYNC002", pause),
+    "d2h_read_before_wait": ("SYNC003", d2h_read),
+    "write_after_record": ("SYNC003", write_after_record),
+    "stream_one_way_wait": ("SYNC004", one_way_wait),
+}
+
+
+@pytest.mark.parametrize(("variant", "expected"), [("buggy", SOME), ("fixed", NONE)])
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_rule_program(shape: str, variant: str, expected: str) -> None:
+    code, trial = SHAPES[shape]
+    corrupted = sum(trial(variant) for _ in range(TRIALS))
+    assert observe(f"{code} {shape}/{variant}: corrupted", corrupted, expected)
+
+
+def test_every_program_has_a_driver() -> None:
+    """No program directory goes unrun on the device."""
+    assert sorted(p.name for p in PROGRAMS.iterdir() if p.is_dir()) == sorted(SHAPES)
