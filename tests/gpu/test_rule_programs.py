@@ -135,12 +135,120 @@ def one_way_wait(variant: str) -> bool:
     return any(not torch.equal(kept[step], tables[step]) for step in range(STEPS))
 
 
+def _logits(step: int, n: int = TOKENS) -> torch.Tensor:
+    """Logits on the device whose argmax is `_tokens(step)`."""
+    ids = torch.tensor(_tokens(step, n), device="cuda")
+    return torch.nn.functional.one_hot(ids, VOCAB).float()
+
+
+def output_copy(variant: str) -> bool:
+    """SYNC004 (no edge): each step's sampled tokens, copied out on the output stream."""
+    runner = load("output_copy_without_edge", variant, "runner").Runner(TOKENS)
+    logits = [_logits(step) for step in range(STEPS)]
+    torch.cuda.synchronize()
+    outputs = []
+    for step in range(STEPS):
+        torch.cuda._sleep(STEP_CYCLES)
+        outputs.append(runner.execute_model(SimpleNamespace(logits=logits[step])))
+    return any(outputs[step].get_output() != _tokens(step) for step in range(STEPS))
+
+
+KV = 2048  # the offloaded KV block is KV x KV floats: its matmul takes a fraction of a ms
+
+
+def offload_wait(variant: str) -> bool:
+    """SYNC004 (wait before the write): each step's offloaded KV block, read on the host."""
+    runner = load("offload_wait_before_write", variant, "runner").Runner(KV)
+    queries = [torch.full((KV, KV), step + 1.0, device="cuda") for step in range(STEPS)]
+    torch.cuda.synchronize()
+    corrupted = False
+    for step in range(STEPS):
+        torch.cuda._sleep(STEP_CYCLES)
+        runner.execute_model(SimpleNamespace(query=queries[step], req_ids=[]))
+        # The step synchronized its copy stream: the host copy is the step's block.
+        corrupted |= not bool((runner.kv_host == (step + 1.0) * KV).all())
+    return corrupted
+
+
+def stale_event(variant: str) -> bool:
+    """SYNC004 (stale event): one prefill step, then decode steps; each step's tokens."""
+    runner = load("stream_stale_event", variant, "runner").Runner(TOKENS)
+    logits = [_logits(step) for step in range(STEPS)]
+    torch.cuda.synchronize()
+    corrupted = False
+    for step in range(STEPS):
+        torch.cuda._sleep(STEP_CYCLES)
+        batch = SimpleNamespace(is_prefill=step == 0, logits=logits[step])
+        corrupted |= runner.execute_model(batch).tolist() != _tokens(step)
+    return corrupted
+
+
+HIDDEN = 4096  # each step's `hidden` is TOKENS*4 x HIDDEN floats (64 MB): a long copy out
+
+
+def freed_in_use(variant: str) -> bool:
+    """SYNC004 (freed in use): each step's offloaded hidden states, fetched on the host.
+    Right after the step returns, the engine's next allocation of that size on the
+    compute stream (here filled with -1) is where the caching allocator puts it."""
+    n = TOKENS * 4
+    runner = load("stream_freed_in_use", variant, "runner").Runner(n, HIDDEN, VOCAB)
+    ids = [torch.tensor(_tokens(step, n), device="cuda") for step in range(STEPS)]
+    torch.cuda.synchronize()
+    corrupted = False
+    for step in range(STEPS):
+        runner.execute_model(SimpleNamespace(num_tokens=n, input_ids=ids[step]))
+        scratch = torch.full((n, HIDDEN), -1.0, device="cuda")
+        host = runner.offloader.fetch()
+        expected = torch.tensor(_tokens(step, n), dtype=torch.float32)[:, None]
+        corrupted |= not bool((host == expected).all())
+        del scratch
+    return corrupted
+
+
+def back_reference(variant: str) -> bool:
+    """SYNC004 (no edge, one buffer under two names): each step's forward reads its tokens."""
+    runner = load("stream_buffer_through_back_reference", variant, "runner").Runner(TOKENS)
+    host = [torch.tensor(_tokens(step)).pin_memory() for step in range(STEPS)]
+    torch.cuda.synchronize()
+    kept = []
+    for step in range(STEPS):
+        torch.cuda._sleep(STEP_CYCLES)
+        kept.append(runner.execute_model(SimpleNamespace(host_tokens=host[step])))
+    torch.cuda.synchronize()
+    return any(kept[step].tolist() != _tokens(step) for step in range(STEPS))
+
+
+def lazy_event(variant: str) -> bool:
+    """SYNC004 (stale event, lazily created): without speculation each step must see
+    the lengths the last step published (its input ids + 1)."""
+    runner_mod = load("stream_lazy_event_per_mode", variant, "runner")
+    algo = sys.modules["engine.algo"].Algo.NONE
+    runner = runner_mod.Runner(TOKENS, algo)
+    ids = [torch.tensor(_tokens(step), device="cuda") for step in range(STEPS)]
+    indices = torch.arange(TOKENS, device="cuda")
+    torch.cuda.synchronize()
+    corrupted = False
+    for step in range(STEPS):
+        torch.cuda._sleep(STEP_CYCLES)
+        lens = runner.execute_model(SimpleNamespace(input_ids=ids[step], indices=indices))
+        if step > 0:
+            corrupted |= lens.tolist() != [t + 1 for t in _tokens(step - 1)]
+    torch.cuda.synchronize()
+    return corrupted
+
+
 SHAPES: dict[str, tuple[str, Callable[[str], bool]]] = {
     "slot_pool_mode_without_wait": ("SYNC001", slot_pool),
     "pause_returns_after_launch": ("SYNC002", pause),
     "d2h_read_before_wait": ("SYNC003", d2h_read),
     "write_after_record": ("SYNC003", write_after_record),
     "stream_one_way_wait": ("SYNC004", one_way_wait),
+    "output_copy_without_edge": ("SYNC004", output_copy),
+    "offload_wait_before_write": ("SYNC004", offload_wait),
+    "stream_stale_event": ("SYNC004", stale_event),
+    "stream_freed_in_use": ("SYNC004", freed_in_use),
+    "stream_buffer_through_back_reference": ("SYNC004", back_reference),
+    "stream_lazy_event_per_mode": ("SYNC004", lazy_event),
 }
 
 
