@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import importlib
 import sys
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -237,6 +239,98 @@ def lazy_event(variant: str) -> bool:
     return corrupted
 
 
+def _pause_then_update(core: object, pause: Callable[[], object]) -> bool:
+    """One step, `pause` as the caller sees it complete, then the caller doubles the
+    weights on its own stream: rows of 2.0 in the step's output are corrupted."""
+    ids = torch.tensor(_tokens(1), dtype=torch.int64).pin_memory()
+    update = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    torch.cuda._sleep(STEP_CYCLES)
+    core.step(SimpleNamespace(token_ids=_tokens(1), ids_cpu=ids))
+    pause()
+    with torch.cuda.stream(update):
+        core.table.mul_(2.0)  # the weight update: the caller was told the device is idle
+    torch.cuda.synchronize()
+    return core.hidden[:TOKENS].max().item() != 1.0
+
+
+def pause_deferred(variant: str) -> bool:
+    """SYNC002 (two completions): the fast path (the host already processed the step's
+    outputs, pause returns None) and the slow path (pause returns a future, resolved
+    by the idle callback once the host processes them). Corrupted if either is."""
+    core_mod = load("pause_deferred_callback", variant, "core")
+    config = SimpleNamespace(max_tokens=TOKENS, vocab_size=VOCAB)
+    fast = core_mod.EngineCore(config)
+
+    def fast_pause() -> None:
+        fast.process_outputs(1)
+        assert fast.pause() is None
+
+    slow = core_mod.EngineCore(config)
+
+    def slow_pause() -> None:
+        future = slow.pause()
+        slow.process_outputs(1)  # the host loop goes idle: on_idle resolves the future
+        future.result(timeout=10)
+
+    return _pause_then_update(fast, fast_pause) | _pause_then_update(slow, slow_pause)
+
+
+def _gloo() -> None:
+    """A one-rank default process group: pause's gloo group needs one to split from."""
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+
+
+def cpu_barrier(variant: str) -> bool:
+    """SYNC002 (host-side waits only): the step loop runs on a thread; once pause()
+    flags it, the loop's next turn sets the idle event pause() waits on; then the
+    gloo all_reduce and barrier, and the caller's weight update."""
+    _gloo()
+    core = load("cpu_barrier_lookalike", variant, "core").EngineCore(
+        SimpleNamespace(max_tokens=TOKENS, vocab_size=VOCAB)
+    )
+
+    def loop() -> None:
+        while not core.paused:
+            time.sleep(0)
+        core.step(None)  # paused: sets the idle event, launches nothing
+
+    thread = threading.Thread(target=loop)
+    thread.start()
+    try:
+        return _pause_then_update(core, core.pause)
+    finally:
+        thread.join()
+
+
+WAKE_BLOCKS, WAKE_BLOCK = 32768, 16384  # a 2 GB KV cache: its re-init takes about 1 ms
+
+
+def wake_up(variant: str) -> bool:
+    """SYNC002 (the control point's own launches): sleep, wake_up, then the caller's
+    next step writes the last KV block on its own stream; the re-init still clearing
+    the cache must not erase it."""
+    worker = load("wake_up_without_trailing_barrier", variant, "worker").Worker(
+        SimpleNamespace(
+            block_size=WAKE_BLOCK, num_blocks=WAKE_BLOCKS, hidden_size=256, num_layers=2
+        )
+    )
+    worker.kv_cache.fill_(3.0)  # the cache before sleep, to be cleared on wake-up
+    caller = torch.cuda.Stream()
+    worker.sleep()
+    worker.wake_up()
+    with torch.cuda.stream(caller):
+        worker.kv_cache[-WAKE_BLOCK:].fill_(1.0)
+    torch.cuda.synchronize()
+    last = worker.kv_cache[-WAKE_BLOCK:]
+    corrupted = not bool((last == 1.0).all()) or bool(worker.kv_cache[:-WAKE_BLOCK].any())
+    del worker, last
+    return corrupted
+
+
 SHAPES: dict[str, tuple[str, Callable[[str], bool]]] = {
     "slot_pool_mode_without_wait": ("SYNC001", slot_pool),
     "pause_returns_after_launch": ("SYNC002", pause),
@@ -249,6 +343,9 @@ SHAPES: dict[str, tuple[str, Callable[[str], bool]]] = {
     "stream_freed_in_use": ("SYNC004", freed_in_use),
     "stream_buffer_through_back_reference": ("SYNC004", back_reference),
     "stream_lazy_event_per_mode": ("SYNC004", lazy_event),
+    "pause_deferred_callback": ("SYNC002", pause_deferred),
+    "cpu_barrier_lookalike": ("SYNC002", cpu_barrier),
+    "wake_up_without_trailing_barrier": ("SYNC002", wake_up),
 }
 
 
