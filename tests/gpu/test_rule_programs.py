@@ -331,6 +331,123 @@ def wake_up(variant: str) -> bool:
     return corrupted
 
 
+def _inputs_config(**modes: object) -> SimpleNamespace:
+    return SimpleNamespace(max_tokens=TOKENS, vocab_size=VOCAB, max_len=VOCAB, **modes)
+
+
+def wait_skipped(variant: str) -> bool:
+    """SYNC003 (wait skipped on one path): a prefill step, then decode steps; each
+    step's embedding must be of its own ids."""
+    runner = load("wait_skipped_on_one_path", variant, "runner").Runner(_inputs_config())
+    torch.cuda.synchronize()
+    kept = []
+    for step in range(STEPS):
+        torch.cuda._sleep(STEP_CYCLES)
+        if step == 0:
+            batch = SimpleNamespace(is_prefill=True, prompt_token_ids=[_tokens(0)], req_ids=[0])
+        else:
+            batch = SimpleNamespace(is_prefill=False, last_token_ids=_tokens(step), req_ids=[])
+        runner.execute_model(batch)
+        kept.append(runner.hidden[:TOKENS].clone())
+    torch.cuda.synchronize()
+    return any(kept[step].tolist() != _tokens(step) for step in range(STEPS))
+
+
+def _resolved(outputs: list) -> bool:
+    """Whether any step's resolved output differs from the ids it was given."""
+    return any(list(out.get_output().values()) != _tokens(s) for s, out in enumerate(outputs))
+
+
+def second_entry(variant: str) -> bool:
+    """SYNC003 (second entry point): after each step the loop runs a dummy batch, as an
+    idle data-parallel rank does; each step's embedding must be of its own ids."""
+    runner = load("second_entry_skips_guard", variant, "runner").Runner(_inputs_config())
+    torch.cuda.synchronize()
+    outputs = []
+    for step in range(STEPS):
+        torch.cuda._sleep(STEP_CYCLES)
+        batch = SimpleNamespace(token_ids=_tokens(step), req_ids=list(range(TOKENS)))
+        outputs.append(runner.execute_model(batch))
+        runner.execute_dummy_batch()
+    return _resolved(outputs)
+
+
+def guard_none(variant: str) -> bool:
+    """SYNC003 (guard None in an overlapping mode): a batch queue without async
+    scheduling; every step's output is resolved after the last step."""
+    config = _inputs_config(async_scheduling=False, pipeline_parallel_size=2)
+    runner = load("guard_none_in_overlapping_mode", variant, "runner").Runner(config)
+    torch.cuda.synchronize()
+    outputs = []
+    for step in range(STEPS):
+        torch.cuda._sleep(STEP_CYCLES)
+        batch = SimpleNamespace(token_ids=_tokens(step), req_ids=list(range(TOKENS)))
+        outputs.append(runner.execute_model(batch))
+    return _resolved(outputs)
+
+
+def _positions(step: int) -> list[int]:
+    return [(step * 37 + j) % VOCAB for j in range(TOKENS)]
+
+
+def write_before_wait(variant: str) -> bool:
+    """SYNC003 (write before the guard's wait): a real UVA view (PyTorch's pinned
+    memory at its own address on the device); each step's embedding is
+    id * max_len + position, with the positions the step was given."""
+    runner = load("write_before_guard_wait", variant, "runner").Runner(_inputs_config())
+    torch.cuda.synchronize()
+    outputs = []
+    for step in range(STEPS):
+        torch.cuda._sleep(STEP_CYCLES)
+        batch = SimpleNamespace(
+            token_ids=_tokens(step), positions=_positions(step), req_ids=list(range(TOKENS))
+        )
+        outputs.append(runner.execute_model(batch))
+    return any(
+        list(out.get_output().values())
+        != [t * VOCAB + p for t, p in zip(_tokens(s), _positions(s), strict=True)]
+        for s, out in enumerate(outputs)
+    )
+
+
+REQS, BLOCKS, BLOCK = 256, 16, 16
+
+
+def deep_write(variant: str) -> bool:
+    """SYNC003 (deep write after the record): each step stages 4 blocks per request
+    and reserves a 5th; the device's table must be the pinned table as it was when
+    the step queued its copy (a snapshot taken at copy_to_device)."""
+    runner_mod = load("deep_write_outside_guard", variant, "runner")
+    table_mod = sys.modules["engine.block_table"]
+    config = SimpleNamespace(
+        max_reqs=REQS, max_blocks_per_req=BLOCKS, block_size=BLOCK, vocab_size=16
+    )
+    runner = runner_mod.Runner(config)
+    runner.positions.fill_(4 * BLOCK)  # every request's next token: the reserved block
+    snapshots = []
+    original = table_mod.BlockTable.copy_to_device
+
+    def copy_to_device(self: object, n: int) -> None:
+        snapshots.append(self.cpu[:n].clone())
+        original(self, n)
+
+    table_mod.BlockTable.copy_to_device = copy_to_device
+    torch.cuda.synchronize()
+    kept = []
+    for step in range(STEPS):
+        torch.cuda._sleep(STEP_CYCLES)
+        base = 1 + step * REQS * 8
+        batch = SimpleNamespace(
+            req_ids=list(range(REQS)),
+            block_ids=[[base + r * 8 + b for b in range(4)] for r in range(REQS)],
+            new_blocks={r: base + r * 8 + 4 for r in range(REQS)},
+        )
+        runner.execute_model(batch)
+        kept.append(runner.requests.block_table.gpu.clone())
+    torch.cuda.synchronize()
+    return any(not torch.equal(kept[s].cpu(), snapshots[s]) for s in range(STEPS))
+
+
 SHAPES: dict[str, tuple[str, Callable[[str], bool]]] = {
     "slot_pool_mode_without_wait": ("SYNC001", slot_pool),
     "pause_returns_after_launch": ("SYNC002", pause),
@@ -346,6 +463,11 @@ SHAPES: dict[str, tuple[str, Callable[[str], bool]]] = {
     "pause_deferred_callback": ("SYNC002", pause_deferred),
     "cpu_barrier_lookalike": ("SYNC002", cpu_barrier),
     "wake_up_without_trailing_barrier": ("SYNC002", wake_up),
+    "wait_skipped_on_one_path": ("SYNC003", wait_skipped),
+    "second_entry_skips_guard": ("SYNC003", second_entry),
+    "guard_none_in_overlapping_mode": ("SYNC003", guard_none),
+    "write_before_guard_wait": ("SYNC003", write_before_wait),
+    "deep_write_outside_guard": ("SYNC003", deep_write),
 }
 
 
