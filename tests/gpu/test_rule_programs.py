@@ -415,7 +415,8 @@ REQS, BLOCKS, BLOCK = 256, 16, 16
 
 def deep_write(variant: str) -> bool:
     """SYNC003 (deep write after the record): each step stages 4 blocks per request
-    and reserves a 5th; the device's table must be the pinned table as it was when
+    and, from the second step on (a request must be staged before it can grow),
+    reserves a 5th; the device's table must be the pinned table as it was when
     the step queued its copy (a snapshot taken at copy_to_device)."""
     runner_mod = load("deep_write_outside_guard", variant, "runner")
     table_mod = sys.modules["engine.block_table"]
@@ -440,7 +441,7 @@ def deep_write(variant: str) -> bool:
         batch = SimpleNamespace(
             req_ids=list(range(REQS)),
             block_ids=[[base + r * 8 + b for b in range(4)] for r in range(REQS)],
-            new_blocks={r: base + r * 8 + 4 for r in range(REQS)},
+            new_blocks={r: base + r * 8 + 4 for r in range(REQS)} if step else {},
         )
         runner.execute_model(batch)
         kept.append(runner.requests.block_table.gpu.clone())
