@@ -14,6 +14,7 @@ any step's data differs from what the step was given.
 from __future__ import annotations
 
 import importlib
+import subprocess
 import sys
 import threading
 import time
@@ -449,8 +450,56 @@ def deep_write(variant: str) -> bool:
     return any(not torch.equal(kept[s].cpu(), snapshots[s]) for s in range(STEPS))
 
 
+def deep_write_other_class(variant: str) -> bool:
+    """SYNC001 (the pool write three calls deep): encoder-only steps back to back,
+    depth 2, the table read in place through a real UVA view; each step's first
+    blocks must be the ones it staged."""
+    config = SimpleNamespace(
+        encoder_only=True, max_reqs=REQS, max_blocks_per_req=BLOCKS, async_depth=2, vocab_size=16
+    )
+    runner = load("deep_write_other_class", variant, "runner").Runner(config)
+    blocks = [[[1 + step * 4096 + r * 8 + b for b in range(4)] for r in range(REQS)]
+              for step in range(STEPS)]  # fmt: skip
+    torch.cuda.synchronize()
+    kept = []
+    for step in range(STEPS):
+        torch.cuda._sleep(STEP_CYCLES)
+        runner.execute_model(SimpleNamespace(req_ids=list(range(REQS)), block_ids=blocks[step]))
+        kept.append(runner.first_blocks.clone())
+    torch.cuda.synchronize()
+    return any(kept[s].tolist() != [row[0] for row in blocks[s]] for s in range(STEPS))
+
+
+def sleep_release(variant: str, trials: int) -> int:
+    """SYNC002 (a release point before the barrier): Worker.sleep() unmaps a pool of
+    CUDA virtual memory that a queued step kernel still reads. A kernel that reads
+    unmapped pages faults the device and leaves the process's CUDA context unusable,
+    so the trials run in worker processes, a new one after each fault; a trial is
+    corrupted when its kernel faulted or summed the wrong value."""
+    root = PROGRAMS / "sleep_releases_before_barrier" / variant
+    worker = Path(__file__).with_name("vmm_release_worker.py")
+    outcomes: list[str] = []
+    while len(outcomes) < trials:
+        done = subprocess.run(
+            [sys.executable, str(worker), str(root), str(trials - len(outcomes))],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        lines = [line.split()[0] for line in done.stdout.splitlines() if line.strip()]
+        assert lines, done.stderr[-2000:]
+        outcomes += lines
+    print(f"sleep_releases_before_barrier/{variant}: {sorted(set(outcomes))}")
+    return sum(outcome != "intact" for outcome in outcomes)
+
+
+# Shapes whose driver runs all the trials itself and returns the corrupted count.
+COUNTED: dict[str, tuple[str, Callable[[str, int], int]]] = {
+    "sleep_releases_before_barrier": ("SYNC002", sleep_release),
+}
+
+
 SHAPES: dict[str, tuple[str, Callable[[str], bool]]] = {
     "slot_pool_mode_without_wait": ("SYNC001", slot_pool),
+    "deep_write_other_class": ("SYNC001", deep_write_other_class),
     "pause_returns_after_launch": ("SYNC002", pause),
     "d2h_read_before_wait": ("SYNC003", d2h_read),
     "write_after_record": ("SYNC003", write_after_record),
@@ -473,13 +522,17 @@ SHAPES: dict[str, tuple[str, Callable[[str], bool]]] = {
 
 
 @pytest.mark.parametrize(("variant", "expected"), [("buggy", SOME), ("fixed", NONE)])
-@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("shape", sorted([*SHAPES, *COUNTED]))
 def test_rule_program(shape: str, variant: str, expected: str) -> None:
-    code, trial = SHAPES[shape]
-    corrupted = sum(trial(variant) for _ in range(TRIALS))
+    if shape in COUNTED:
+        code, counted = COUNTED[shape]
+        corrupted = counted(variant, TRIALS)
+    else:
+        code, trial = SHAPES[shape]
+        corrupted = sum(trial(variant) for _ in range(TRIALS))
     assert observe(f"{code} {shape}/{variant}: corrupted", corrupted, expected)
 
 
 def test_every_program_has_a_driver() -> None:
     """No program directory goes unrun on the device."""
-    assert sorted(p.name for p in PROGRAMS.iterdir() if p.is_dir()) == sorted(SHAPES)
+    assert sorted(p.name for p in PROGRAMS.iterdir() if p.is_dir()) == sorted([*SHAPES, *COUNTED])
