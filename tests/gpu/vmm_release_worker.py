@@ -16,9 +16,10 @@ import torch
 sys.path.insert(0, sys.argv[1])
 from engine.worker import Worker  # noqa: E402
 
-# Load the reduction kernel first: loading it at its first launch (CUDA's lazy
-# loading) held the host until the queued sleep ended, and the first trial of
-# each process came out intact (10 of 20 on the H200 without this line).
+# Launch the reduction once first: without this line the first trial of each
+# process came out intact on the H200 (10 of 20), probably because loading the
+# kernel at its first launch (CUDA's lazy loading) held the host until the queued
+# sleep ended; with it every buggy trial faulted (20 of 20).
 torch.ones(1 << 20, device="cuda").sum().item()
 for _ in range(int(sys.argv[2])):
     try:
