@@ -8,7 +8,10 @@ step TRIALS times over a few steps, puts a short `torch.cuda._sleep` on the stre
 where a real engine has its model running (so the host runs ahead, as with async
 scheduling), keeps each step's result with a stream-ordered clone (no host wait),
 and checks every step's data once the device is idle. A trial is corrupted when
-any step's data differs from what the step was given.
+any step's data differs from what the step was given. A few drivers differ where
+the shape needs it, each saying why: no sleep where an idle stream shows the race
+(`write_after_record`, `stream_freed_in_use`), and worker processes where the bad
+outcome is a device fault (`sleep_releases_before_barrier`, in COUNTED).
 """
 
 from __future__ import annotations
