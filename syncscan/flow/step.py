@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from syncscan.flow import parallel
 from syncscan.flow.alternatives import Alternatives
 from syncscan.flow.identity import root_anchors
 from syncscan.flow.keys import assigned_key, entry_path
@@ -109,10 +110,22 @@ def find_roots(program: Program, packs: PackSet) -> tuple[list[StepRoot], list[s
 
 
 class StepAnalyzer:
-    def __init__(self, program: Program, walker: Walker, packs: PackSet) -> None:
+    def __init__(
+        self,
+        program: Program,
+        walker: Walker,
+        packs: PackSet,
+        workers: int = 1,
+        cost: Callable[[StepRoot], int] | None = None,
+    ) -> None:
         self.program = program
         self.walker = walker
         self.packs = packs
+        # Processes to walk the roots in (parallel.py), and each root's expected
+        # cost (what the partition balances).
+        self.workers = workers
+        self.cost = cost
+        self.processes_used = 0  # worker processes the last roots were walked in
         self._resolved: dict[tuple, tuple[str, list[PathState]] | None] = {}
         # (end, next step's stream facts) by identity -> their hazards (kept alive with them)
         self._pairs: dict[tuple[int, int], tuple[StreamFacts, StreamFacts, list[Hazard]]] = {}
@@ -123,11 +136,7 @@ class StepAnalyzer:
         """Walk every root (`on_root(k, n)` before the k-th of n), then judge each
         path against the next step the loop may run: any path of any root on the
         same object (a step, a dummy run, a warm-up: the entry points share the buffers)."""
-        walked: list[tuple[StepRoot, list[Final] | str]] = []
-        for k, root in enumerate(roots, start=1):
-            if on_root is not None:
-                on_root(k, len(roots))
-            walked.append((root, self._walk(root)))
+        walked = list(zip(roots, self._walk_all(roots, on_root), strict=True))
         self._pairs.clear()
         by_class: dict[str, list[NextStep]] = {}
         for root, finals in walked:
@@ -159,6 +168,25 @@ class StepAnalyzer:
             ]
             results.append(RootAnalysis(root, paths))
         return results
+
+    def _walk_all(
+        self, roots: list[StepRoot], on_root: Callable[[int, int], None] | None
+    ) -> list[list[Final] | str]:
+        """Each root's final paths (or why it could not be walked), in worker
+        processes where there are workers to use and a fork to make them."""
+        workers = min(self.workers, len(roots))
+        if workers > 1 and parallel.can_fork():
+            costs = [self.cost(root) if self.cost else 1 for root in roots]
+            self.processes_used = workers
+            return parallel.walk_in_workers(  # type: ignore[return-value]
+                roots, costs, workers, self._walk, self.program, on_root
+            )
+        walked: list[list[Final] | str] = []
+        for k, root in enumerate(roots, start=1):
+            if on_root is not None:
+                on_root(k, len(roots))
+            walked.append(self._walk(root))
+        return walked
 
     def _stream_hazards(self, state: PathState, next_steps: list[NextStep]) -> tuple[Hazard, ...]:
         """The path's stream hazards: in the step, and with each next step the
@@ -206,8 +234,13 @@ class StepAnalyzer:
         return PathState()
 
     def _walk(self, root: StepRoot) -> list[Final] | str:
-        """The root's distinct final paths, or why it could not be walked."""
-        self.walker.work = 0
+        """The root's distinct final paths, or why it could not be walked.
+
+        Walked from a fresh memo, so that the paths and the work counted
+        against the budget are the root's own, whichever roots went before
+        (and whichever process walks it: parallel.py). Roots share few callee
+        walks (vLLM 0.33.0: 0.2 s of 8 s)."""
+        self.walker.restart()
         try:
             finals = self._run_phases(root)
         except Incomplete as exc:

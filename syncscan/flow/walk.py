@@ -121,6 +121,11 @@ class Walker:
         self.cpu_barriers: list[WitnessStep] = []
         self._completion_stack: list[list[Completion]] = []
 
+    def restart(self) -> None:
+        """Forget the callee walks and the work done: a new root begins."""
+        self._memo = CalleeMemo()
+        self.work = 0
+
     # ------------------------------------------------------------------ entry points
     def frame_for(
         self,
