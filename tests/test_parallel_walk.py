@@ -1,6 +1,6 @@
-"""Step roots walked in worker processes (syncscan/flow/parallel.py): the same
-results, in root order, with the workers' module demands replayed in the parent,
-and a worker that dies leaves its roots to the parent, never a missing root."""
+"""Step roots analysed in worker processes (syncscan/flow/parallel.py): the same
+results, in order, with the workers' module demands replayed in the parent,
+and a worker that dies leaves its units to the parent, never a missing root."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_results_come_back_in_root_order_with_each_roots_demands() -> None:
         return root.upper(), os.getpid() != parent
 
     roots = ["a", "b", "c", "d"]
-    results = parallel.walk_in_workers(roots, [1, 4, 2, 3], 2, walk, program)  # type: ignore[arg-type]
+    results = parallel.run_in_workers(roots, [1, 4, 2, 3], 2, walk, program)  # type: ignore[arg-type]
     assert [r[0] for r in results] == ["A", "B", "C", "D"]  # type: ignore[index]
     assert all(r[1] for r in results)  # type: ignore[index] - each walked in a worker
     assert program.adopted == [
@@ -79,19 +79,26 @@ def test_a_worker_that_dies_leaves_its_roots_to_the_parent() -> None:
         return root, os.getpid() == parent
 
     roots = ["dies", "after", "other"]
-    results = parallel.walk_in_workers(roots, [1, 1, 3], 2, walk, program)  # type: ignore[arg-type]
+    results = parallel.run_in_workers(roots, [1, 1, 3], 2, walk, program)  # type: ignore[arg-type]
     # "dies" and "after" shared a worker: both walked again in the parent.
     assert results == [("dies", True), ("after", True), ("other", False)]
 
 
-@pytest.mark.parametrize("fixture", ["stream_lookalikes/clean", "second_entry_skips_guard/buggy"])
-def test_a_fixture_reports_the_same_whether_its_roots_are_walked_in_workers(
-    fixture: str, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("fixture", "processes"),
+    [
+        ("stream_lookalikes/clean", 2),  # six runner classes, a root each
+        ("second_entry_skips_guard/buggy", 0),  # two roots of one class: one unit
+    ],
+)
+def test_a_fixture_reports_the_same_whether_its_roots_are_analysed_in_workers(
+    fixture: str, processes: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     serial = run(FIXTURES / fixture, use_cache=False)
     monkeypatch.setattr(context, "PARALLEL_MIN_NODES", 0)
     forked = run(FIXTURES / fixture, use_cache=False, jobs=2)
-    assert serial.stats["walk_processes"] == 0 and forked.stats["walk_processes"] == 2
+    assert serial.stats["walk_processes"] == 0
+    assert forked.stats["walk_processes"] == processes
 
     def contract(result) -> dict:
         data = json.loads(render(result, result.findings))

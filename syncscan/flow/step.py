@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from itertools import count
 from typing import NamedTuple
 
 from syncscan.flow import parallel
@@ -133,12 +134,64 @@ class StepAnalyzer:
     def analyse_all(
         self, roots: list[StepRoot], on_root: Callable[[int, int], None] | None = None
     ) -> list[RootAnalysis]:
-        """Walk every root (`on_root(k, n)` before the k-th of n), then judge each
-        path against the next step the loop may run: any path of any root on the
-        same object (a step, a dummy run, a warm-up: the entry points share the buffers)."""
-        walked = list(zip(roots, self._walk_all(roots, on_root), strict=True))
+        """Every root analysed (`on_root(k, n)` as the k-th of n begins, or
+        once its class is done where workers analyse them), class by class:
+        the entry points of one object judge each other's paths. In worker
+        processes where there are workers to use and a fork to make them."""
+        groups = _by_class(roots)
+        workers = min(self.workers, len(groups))
+        if workers > 1 and parallel.can_fork():
+            self.processes_used = workers
+            units = [[roots[i] for i in group] for group in groups]
+            costs = [sum(self.cost(root) if self.cost else 1 for root in unit) for unit in units]
+            finished = 0
+
+            def done(index: int) -> None:
+                nonlocal finished
+                finished += len(groups[index])
+                if on_root is not None:
+                    on_root(finished, len(roots))
+
+            outcomes = parallel.run_in_workers(
+                units, costs, workers, self._class_outcome, self.program, done
+            )
+            analysed = [
+                [RootAnalysis(root, *outcome) for root, outcome in zip(unit, out, strict=True)]
+                for unit, out in zip(units, outcomes, strict=True)
+            ]
+        else:
+            started = count(1)
+
+            def walking(_: StepRoot) -> None:
+                if on_root is not None:
+                    on_root(next(started), len(roots))
+
+            analysed = [self.analyse_class([roots[i] for i in group], walking) for group in groups]
+        results: list[RootAnalysis | None] = [None] * len(roots)
+        for group, analyses in zip(groups, analysed, strict=True):
+            for index, analysis in zip(group, analyses, strict=True):
+                results[index] = analysis
+        return [r for r in results if r is not None]
+
+    def _class_outcome(self, roots: list[StepRoot]) -> list[tuple[list[StepPath], str | None]]:
+        """`analyse_class` as plain data for the trip from a worker: the roots
+        (and their summaries) stay with the parent, which has them."""
+        return [(a.paths, a.incomplete) for a in self.analyse_class(roots)]
+
+    def analyse_class(
+        self, roots: list[StepRoot], walking: Callable[[StepRoot], None] | None = None
+    ) -> list[RootAnalysis]:
+        """Walk the roots of one class (`walking(root)` as each begins), then
+        judge each path against the next step the loop may run: any path of
+        any of them (a step, a dummy run, a warm-up: the entry points share
+        the buffers)."""
+        walked: list[tuple[StepRoot, list[Final] | str]] = []
+        for root in roots:
+            if walking is not None:
+                walking(root)
+            walked.append((root, self._walk(root)))
         self._pairs.clear()
-        by_class: dict[str, list[NextStep]] = {}
+        next_steps: list[NextStep] = []
         for root, finals in walked:
             if isinstance(finals, str):
                 continue
@@ -146,7 +199,8 @@ class StepAnalyzer:
                 # As a next step, a dummy batch tears what it writes; what it
                 # reads on the host reaches no output.
                 finals = [(_writes_only(s), r) for s, r in finals]
-            by_class.setdefault(root.self_class, []).extend((root.name, f) for f in finals)
+            next_steps.extend((root.name, f) for f in finals)
+        guarded = _guarded_buffers([final for _, final in next_steps])
         results = []
         for root, finals in walked:
             if isinstance(finals, str):
@@ -157,8 +211,6 @@ class StepAnalyzer:
                 # matter only as the next step of the others (their writes).
                 results.append(RootAnalysis(root, [_discarded(s, r) for s, r in finals]))
                 continue
-            next_steps = by_class[root.self_class]
-            guarded = _guarded_buffers([final for _, final in next_steps])
             paths = [
                 replace(
                     self._verdict(state, returns, next_steps, guarded),
@@ -168,25 +220,6 @@ class StepAnalyzer:
             ]
             results.append(RootAnalysis(root, paths))
         return results
-
-    def _walk_all(
-        self, roots: list[StepRoot], on_root: Callable[[int, int], None] | None
-    ) -> list[list[Final] | str]:
-        """Each root's final paths (or why it could not be walked), in worker
-        processes where there are workers to use and a fork to make them."""
-        workers = min(self.workers, len(roots))
-        if workers > 1 and parallel.can_fork():
-            costs = [self.cost(root) if self.cost else 1 for root in roots]
-            self.processes_used = workers
-            return parallel.walk_in_workers(  # type: ignore[return-value]
-                roots, costs, workers, self._walk, self.program, on_root
-            )
-        walked: list[list[Final] | str] = []
-        for k, root in enumerate(roots, start=1):
-            if on_root is not None:
-                on_root(k, len(roots))
-            walked.append(self._walk(root))
-        return walked
 
     def _stream_hazards(self, state: PathState, next_steps: list[NextStep]) -> tuple[Hazard, ...]:
         """The path's stream hazards: in the step, and with each next step the
@@ -577,3 +610,11 @@ def _guarded_buffers(finals: list[Final]) -> frozenset[str]:
         for buffer, _, keys in state.exposed
         if keys - {DEVICE_BARRIER, ENTRY_DRAINED}
     )
+
+
+def _by_class(roots: list[StepRoot]) -> list[list[int]]:
+    """Root indices grouped by class, in the order each class first appears."""
+    groups: dict[str, list[int]] = {}
+    for index, root in enumerate(roots):
+        groups.setdefault(root.self_class, []).append(index)
+    return list(groups.values())
