@@ -129,7 +129,9 @@ def _worker(
             parsed = program.parsed_in_worker()[len(parsed) :]
             headers = program.headers_used and not headers_before
             send.send((index, result, loaded, parsed, headers))
-    except BaseException as exc:  # noqa: BLE001 - the parent walks what is missing
+    except KeyboardInterrupt:
+        pass  # the parent was interrupted too, and says so
+    except BaseException as exc:  # noqa: BLE001 - the parent runs what is missing
         print(f"syncscan: a worker stopped ({exc!r}); the main process goes on", file=sys.stderr)
     finally:
         send.close()
