@@ -463,12 +463,17 @@ class Walker:
         return states
 
     def _surely_not_none(self, value: ir.Expr, frame: Frame) -> bool | None:
-        """The type oracle's answer, and a tensor method's result (`x.unsqueeze(1)`,
-        the torch pack's `tensor_methods`), which is never None."""
+        """The type oracle's answer, a tensor method's result (`x.unsqueeze(1)`,
+        the torch pack's `tensor_methods`), and an event or stream the packs'
+        constructors make (`torch.cuda.Event()`): never None."""
         known = self.types.surely_not_none(value, frame.scope)
-        if known is None and isinstance(value, ir.Call) and isinstance(value.func, ir.Attr):
-            return True if value.func.attr in self.vocab.names("tensor_methods") else None
-        return known
+        if known is not None or not isinstance(value, ir.Call):
+            return known
+        tensor_methods = self.vocab.names("tensor_methods")
+        if isinstance(value.func, ir.Attr) and value.func.attr in tensor_methods:
+            return True
+        made = self.types.expr_types(value, frame.scope)
+        return True if made & (self._event_types | self._stream_types) else None
 
     def write(
         self,
@@ -608,6 +613,7 @@ class Walker:
                 and self._copies_device_data(site, frame)
             ):
                 t = trace(f"host waits: .{method}() copies a device tensor to the host")
+                states = self.streams.on_copy_to_host(site, frame, states, t)
                 return [s.on_wait(t, DEVICE_BARRIER, CURRENT) for s in states]
             if method in vocab.names("copy_methods"):
                 copied = self.copy(site, frame, states)
