@@ -17,7 +17,7 @@ from functools import partial
 
 from syncscan.flow.attributes import SelfAttributes, relevant
 from syncscan.flow.buffers import BufferOracle, moves_to_device, non_blocking
-from syncscan.flow.frames import Frame, ParamBinding
+from syncscan.flow.frames import BufferFact, Frame, ParamBinding
 from syncscan.flow.identity import Anchors, ObjectNames
 from syncscan.flow.keys import assigned_key
 from syncscan.flow.memo import CalleeMemo, CalleeWalk, Completion
@@ -650,6 +650,8 @@ class Walker:
             dst, src = None, self.buffers.provenance(site.receiver, frame)
             if method == "to" and not moves_to_device(call, self.vocab.names("host_devices")):
                 return self.landing(site, frame, states) if asynchronous else None
+        if method == "copy_" and (viewed := self._uva_copy(site, frame, src, dst)) is not None:
+            return [s.on_launch(*viewed) for s in states]
         host_src = src is not None and src.host and not src.uva
         host_dst = dst is not None and dst.host and not dst.uva
         if not (host_src or host_dst):
@@ -687,6 +689,29 @@ class Walker:
         note = f"host waits: a blocking copy (.{method}) to or from pageable or host memory"
         t = (self.site_step(frame, call, note),)
         return [s.on_wait(t, DEVICE_BARRIER, CURRENT) for s in states]
+
+    def _uva_copy(
+        self, site: CallSite, frame: Frame, src: BufferFact | None, dst: BufferFact | None
+    ) -> tuple[Trace, tuple[tuple[str, str], ...]] | None:
+        """`dst.copy_(src)` where a side is a device view of pinned host memory
+        (the packs' `uva_view_functions`): a copy on the device, queued whatever
+        `non_blocking` says, that reads or writes the pinned buffer when it runs
+        (the launch and what it touches), or None."""
+        side, fact, kind = None, None, ""
+        if src is not None and src.uva and site.call.args:
+            side, fact, kind = site.call.args[0], src, "read"
+        elif dst is not None and dst.uva:
+            side, fact, kind = site.receiver, dst, "write"
+        if side is None or fact is None or not fact.pinned:
+            return None
+        direction = "reads" if kind == "read" else "writes"
+        note = (
+            f"launches a copy (.copy_) on the device that {direction} pinned {fact.origin} "
+            "through its device view, on the device's schedule"
+        )
+        trace = (self.site_step(frame, site.call, note),)
+        touched = ((self.buffers.identity(side, fact, frame), kind),) if fact.persistent else ()
+        return trace, touched
 
     def landing(
         self, site: CallSite, frame: Frame, states: list[PathState]
