@@ -249,6 +249,25 @@ def lazy_event(variant: str) -> bool:
     return corrupted
 
 
+def copy_to_host(variant: str) -> bool:
+    """SYNC004 (`.cpu()` waits for its own stream only): each step must read back
+    the lengths the last step's forward wrote (its input ids + 1)."""
+    runner = load("stream_copy_to_host_unordered", variant, "runner").Runner(TOKENS)
+    ids = [torch.tensor(_tokens(step), device="cuda") for step in range(STEPS)]
+    indices = torch.arange(TOKENS, device="cuda")
+    torch.cuda.synchronize()
+    corrupted = False
+    for step in range(STEPS):
+        torch.cuda._sleep(STEP_CYCLES)
+        with torch.cuda.stream(runner.forward_stream):
+            torch.cuda._sleep(SLEEP_CYCLES)  # a slow forward stream: its write lands late
+        lens = runner.execute_model(SimpleNamespace(input_ids=ids[step], indices=indices))
+        if step > 0:
+            corrupted |= lens.tolist() != [t + 1 for t in _tokens(step - 1)]
+    torch.cuda.synchronize()
+    return corrupted
+
+
 def _pause_then_update(core: object, pause: Callable[[], object]) -> bool:
     """One step, `pause` as the caller sees it complete, then the caller doubles the
     weights on its own stream: rows of 2.0 in the step's output are corrupted."""
@@ -521,6 +540,7 @@ SHAPES: dict[str, tuple[str, Callable[[str], bool]]] = {
     "stream_freed_in_use": ("SYNC004", freed_in_use),
     "stream_buffer_through_back_reference": ("SYNC004", back_reference),
     "stream_lazy_event_per_mode": ("SYNC004", lazy_event),
+    "stream_copy_to_host_unordered": ("SYNC004", copy_to_host),
     "pause_deferred_callback": ("SYNC002", pause_deferred),
     "cpu_barrier_lookalike": ("SYNC002", cpu_barrier),
     "wake_up_without_trailing_barrier": ("SYNC002", wake_up),
