@@ -109,7 +109,17 @@ class Analysis:
         def walking(k: int, n: int) -> None:
             self._phase(f"walk root {k} of {n}", k - 1, n)
 
-        return analyzer.analyse_all(self.roots, walking)
+        results = analyzer.analyse_all(self.roots, walking)
+        self._step_walker = walker
+        return results
+
+    @cached_property
+    def sanctioned_regions(self) -> dict[tuple[str, int], frozenset[tuple[str, int]]]:
+        """Each `with <sanctioned_sync_contexts>():` region the step walks entered
+        ((path, line)), with the host sync sites met inside it (SYNC005's recall)."""
+        self.step_results  # noqa: B018 - walks the roots once
+        regions = self._step_walker.host_syncs.regions
+        return {r: frozenset(regions[r]) for r in sorted(regions)}
 
     @cached_property
     def quiescence_results(self) -> list[QuiescenceResult]:

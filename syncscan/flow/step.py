@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from syncscan.flow.alternatives import Alternatives
+from syncscan.flow.host_syncs import HostSync
 from syncscan.flow.identity import root_anchors
 from syncscan.flow.keys import assigned_key, entry_path
 from syncscan.flow.modes import is_per_step
@@ -88,6 +89,8 @@ class RootAnalysis:
     root: StepRoot
     paths: list[StepPath]
     incomplete: str | None = None
+    # The host syncs the step's phases met, with their call chains (SYNC005).
+    host_syncs: tuple[HostSync, ...] = ()
 
 
 def find_roots(program: Program, packs: PackSet) -> tuple[list[StepRoot], list[str]]:
@@ -124,10 +127,14 @@ class StepAnalyzer:
         path against the next step the loop may run: any path of any root on the
         same object (a step, a dummy run, a warm-up: the entry points share the buffers)."""
         walked: list[tuple[StepRoot, list[Final] | str]] = []
+        syncs: dict[str, tuple[HostSync, ...]] = {}
         for k, root in enumerate(roots, start=1):
             if on_root is not None:
                 on_root(k, len(roots))
+            self.walker.host_syncs.take()  # nothing met before this root's phases
             walked.append((root, self._walk(root)))
+            # The phases only: the resolution walks (`_verdict`) come later.
+            syncs[root.name] = self.walker.host_syncs.take()
         self._pairs.clear()
         by_class: dict[str, list[NextStep]] = {}
         for root, finals in walked:
@@ -141,12 +148,13 @@ class StepAnalyzer:
         results = []
         for root, finals in walked:
             if isinstance(finals, str):
-                results.append(RootAnalysis(root, [], incomplete=finals))
+                results.append(RootAnalysis(root, [], finals, syncs[root.name]))
                 continue
             if root.spec.discards_output:
                 # A dummy batch's reads of torn memory reach no output: its paths
                 # matter only as the next step of the others (their writes).
-                results.append(RootAnalysis(root, [_discarded(s, r) for s, r in finals]))
+                discarded = [_discarded(s, r) for s, r in finals]
+                results.append(RootAnalysis(root, discarded, None, syncs[root.name]))
                 continue
             next_steps = by_class[root.self_class]
             guarded = _guarded_buffers([final for _, final in next_steps])
@@ -157,7 +165,7 @@ class StepAnalyzer:
                 )
                 for state, returns in finals
             ]
-            results.append(RootAnalysis(root, paths))
+            results.append(RootAnalysis(root, paths, None, syncs[root.name]))
         return results
 
     def _stream_hazards(self, state: PathState, next_steps: list[NextStep]) -> tuple[Hazard, ...]:

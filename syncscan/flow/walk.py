@@ -18,6 +18,7 @@ from functools import partial
 from syncscan.flow.attributes import SelfAttributes, relevant
 from syncscan.flow.buffers import BufferOracle, moves_to_device, non_blocking
 from syncscan.flow.frames import Frame, ParamBinding
+from syncscan.flow.host_syncs import HostSyncs
 from syncscan.flow.identity import Anchors, ObjectNames
 from syncscan.flow.keys import assigned_key
 from syncscan.flow.memo import CalleeMemo, CalleeWalk, Completion
@@ -120,6 +121,8 @@ class Walker:
         self.completions: list[Completion] = []
         self.cpu_barriers: list[WitnessStep] = []
         self._completion_stack: list[list[Completion]] = []
+        # Host syncs met on the way, for SYNC005 only: never a path fact.
+        self.host_syncs = HostSyncs(vocabulary, enabled=not barriers_only)
 
     # ------------------------------------------------------------------ entry points
     def frame_for(
@@ -291,6 +294,8 @@ class Walker:
             for arg in (*context.args, *(v for _, v in context.kwargs)):
                 states = self.expr(arg, frame, states, depth)
             site = self.resolver.resolve(context, frame.scope)
+            if self.host_syncs.is_sanctioned(self._names_of(site)):
+                body = self.sanctioned(stmt, frame, body)
             managers = [c for c in site.callees if c.function.has_decorator("contextmanager")]
             if managers and depth < MAX_DEPTH:
                 return self.enter_generator(site, managers, frame, states, depth, body)
@@ -304,6 +309,20 @@ class Walker:
         if site is not None:
             states = self.effects(site, frame, states, depth)
         return body(states)
+
+    def sanctioned(self, stmt: ir.With, frame: Frame, body: YieldHook) -> YieldHook:
+        """The body of `with <sanctioned_sync_contexts>():`: its host syncs are meant."""
+        region = (frame.relpath, stmt.line)
+        why = f"inside a sanctioned region (line {stmt.line})"
+
+        def inside(states: list[PathState]) -> tuple[list[PathState], list[Exit]]:
+            self.host_syncs.open(region, why)
+            try:
+                return body(states)
+            finally:
+                self.host_syncs.close()
+
+        return inside
 
     def on_stream(
         self, stream: str, states: list[PathState], body: YieldHook
@@ -559,6 +578,7 @@ class Walker:
                 return states
             if site.external in vocab.names("full_device_waits"):
                 t = trace(f"host waits for the whole device ({site.external})")
+                self.host_sync(frame, t, states)
                 return [s.on_wait(t, DEVICE_BARRIER) for s in states]
             if site.external in vocab.names("write_functions") and call.args:
                 return self.write(
@@ -567,6 +587,8 @@ class Walker:
             if any(site.external.startswith(p) for p in vocab.names("launch_prefixes")):
                 reads = self.buffers.accesses(arguments, frame)
                 return [s.on_launch(trace(f"launches {site.external}"), reads) for s in states]
+        if self.host_syncs.enabled:
+            self.hidden_syncs(site, frame, states)
         out = kwargs.get(vocab.scalar("out_keyword", "out"))
         if out is not None:
             states = self.write(out, frame, states, (call.line, call.col), "writes (out=)")
@@ -585,6 +607,7 @@ class Walker:
                     # The receiver as written: the witness names source text.
                     text = ir.dotted(site.receiver) or f"<{receiver_kind}@{call.line}>"
                     t = trace(f"host waits on {receiver_kind} {text}.{method}()")
+                    self.host_sync(frame, t, states)
                     if receiver_kind == "event":
                         return [s.on_wait(t, event) for s in states]
                     stream = self.streams.stream_of(site.receiver, frame) or CURRENT
@@ -603,6 +626,7 @@ class Walker:
                 and self._copies_device_data(site, frame)
             ):
                 t = trace(f"host waits: .{method}() copies a device tensor to the host")
+                self.host_sync(frame, t, states)
                 return [s.on_wait(t, DEVICE_BARRIER, CURRENT) for s in states]
             if method in vocab.names("copy_methods"):
                 copied = self.copy(site, frame, states)
@@ -675,6 +699,14 @@ class Walker:
             return states
         note = f"host waits: a blocking copy (.{method}) to or from pageable or host memory"
         t = (self.site_step(frame, call, note),)
+        if asynchronous:
+            staged = (
+                f"host waits: .{method}(non_blocking=True) from pageable memory "
+                "is staged synchronously"
+            )
+            self.host_sync(frame, (self.site_step(frame, call, staged),), states)
+        else:
+            self.host_sync(frame, t, states)
         return [s.on_wait(t, DEVICE_BARRIER, CURRENT) for s in states]
 
     def landing(
@@ -743,6 +775,49 @@ class Walker:
         self.cpu_barriers = []
         fall, exits = self.run(frame, states)
         return fall, exits, self.completions, self.cpu_barriers
+
+    # ------------------------------------------------------------------ host syncs (SYNC005)
+    def host_sync(
+        self, frame: Frame, trace: Trace, states: list[PathState], wait: bool = True
+    ) -> None:
+        """Remember a host sync the walk met (host_syncs.py); the states are untouched."""
+        if not self.host_syncs.enabled:
+            return
+        step = trace[-1]
+        lines = frame.scope.module.sanctioned_sync_lines
+        # `# gpu-sync-ok: why` on the call's line, or alone on the line above it.
+        marked = step.line in lines or step.line - 1 in lines
+        why = f"marked gpu-sync-ok (line {step.line})" if marked else ""
+        modes = list(dict.fromkeys(s.assumptions for s in states))
+        self.host_syncs.met(step, modes, why, wait)
+
+    def hidden_syncs(self, site: CallSite, frame: Frame, states: list[PathState]) -> None:
+        """Syncs only SYNC005 counts: data-dependent-shape ops and scalar
+        conversions of device data (a pack's rows). They block the host (measured:
+        README *GPU checks*), but the walk never counted them as waits, so they
+        stay out of the path states: SYNC001-SYNC004 are unchanged by them."""
+        vocab, call, method = self.vocab, site.call, site.method
+        subject: ir.Expr | None = None
+        if site.external is not None and call.args:
+            if site.external in vocab.names("data_dependent_sync_functions"):
+                subject, what = call.args[0], f"{site.external}() has a data-dependent shape"
+            elif site.external in vocab.names("scalar_conversions"):
+                name = site.external.rpartition(".")[2]
+                subject, what = call.args[0], f"{name}() reads a device tensor's value"
+        elif site.receiver is not None and method in vocab.names("data_dependent_sync_methods"):
+            subject, what = site.receiver, f".{method}() has a data-dependent shape"
+        if subject is None:
+            return
+        fact = self.buffers.provenance(subject, frame)
+        if fact is None or not fact.device:
+            return  # only a tensor known to live on the device makes the host wait
+        note = f"host waits: {what}"
+        self.host_sync(frame, (self.site_step(frame, call, note),), states, wait=False)
+
+    def _names_of(self, site: CallSite) -> list[str]:
+        """What a call runs, by qualified name (its callees, or the external name)."""
+        names = [c.function.qualname for c in site.callees]
+        return [*names, site.external] if site.external is not None else names
 
     def _receiver_kind(self, site: CallSite) -> str | None:
         for t in site.receiver_types:
@@ -867,6 +942,7 @@ class Walker:
             memo = self._memo.put(real_frame, start.assumptions, memo.renamed(renamer))
         if CONSULTED:
             CONSULTED[-1].update(memo.read)  # the walk under way read them through this one
+        self.host_syncs.replay(step, fn.qualname, memo.syncs, state.assumptions)
         if memo.unchanged:
             return [state]  # the callee changed nothing this walk tracks
         known = start.assumptions
@@ -884,17 +960,19 @@ class Walker:
         self._active[context] = set()
         self._completion_stack.append([])
         CONSULTED.append(set())
+        self.host_syncs.enter_walk()
         try:
             fall, exits = self.run(frame, [start], depth + 1)
         finally:
             cuts = self._active.pop(context)
             inside = self._completion_stack.pop()
             consulted = CONSULTED.pop()
+            syncs = self.host_syncs.leave_walk()
         # Its exits merge like any join: the caller sees outcomes, not returns.
         outs = merge(dedupe(fall + [e.state for e in exits if not e.outer]))
         unchanged = not inside and len(outs) == 1 and outs[0] == start
         read = frozenset(k for k, _ in start.assumptions if k in consulted)
-        walk = CalleeWalk(outs, inside, frozenset(cuts), unchanged, read)
+        walk = CalleeWalk(outs, inside, frozenset(cuts), unchanged, read, syncs)
         return walk.reusable(start.assumptions)
 
     def _depend(self, cuts: frozenset[tuple[str, str | None]]) -> None:
