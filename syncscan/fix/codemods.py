@@ -293,4 +293,8 @@ CODEMODS: dict[str, Codemod] = {
         "which stream should wait for which (or record_stream, or double-buffering) is a "
         "design choice"
     ),
+    "SYNC005": no_automatic_fix(
+        "whether the value can stay on the device, be read after the deferred wait, or "
+        "the sync is meant (a sanctioned region or a gpu-sync-ok line) is a design choice"
+    ),
 }
