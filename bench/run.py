@@ -120,13 +120,19 @@ HOG_WARMUP = 30  # seconds: the one-minute load average then shows the hog (work
 
 def cold_under_hog(syncscan: list[str], cache: Path, runs: int) -> dict[str, list[float]]:
     """Cold runs while another process keeps one core busy: the default --jobs
-    against --jobs 1, alternating so both see the same load."""
+    against --jobs 1, alternating so both see the same load. `chosen` holds the
+    worker count the default picked each time (as this process computes it at
+    that moment: where it is 1, the two runs are the same configuration)."""
+    from syncscan.workers import default_jobs
+
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         time.sleep(HOG_WARMUP)
-        seconds: dict[str, list[float]] = {"default": [], "1": []}
+        seconds: dict[str, list[float]] = {"default": [], "1": [], "chosen": []}
         for _ in range(runs):
             for jobs, extra in (("default", []), ("1", ["--jobs", "1"])):
+                if jobs == "default":
+                    seconds["chosen"].append(default_jobs())
                 shutil.rmtree(cache, ignore_errors=True)
                 seconds[jobs].append(timed([*syncscan, "--cache-dir", str(cache), *extra])[0])
         return seconds
@@ -241,7 +247,8 @@ def main() -> int:
     print(f"  syncscan statement edit  {e:8.2f} s  (inserted in {cls}.{method})")
     print(f"  syncscan unrelated edit  {u:8.2f} s  (a function added to {other_file.name})")
     h, h1 = median(hogged["default"]), median(hogged["1"])
-    print(f"  syncscan cold, CPU hog   {h:8.2f} s  (default --jobs)")
+    chosen = ", ".join(str(int(n)) for n in hogged["chosen"])
+    print(f"  syncscan cold, CPU hog   {h:8.2f} s  (default --jobs, chose {chosen})")
     print(f"  syncscan cold, CPU hog   {h1:8.2f} s  (--jobs 1)")
     print(f"  syncscan --version       {v:8.2f} s")
     print(f"  syncscan peak RSS        {rss:8.0f} MiB")

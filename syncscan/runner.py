@@ -18,6 +18,7 @@ from syncscan import baseline, reuse, suppress
 from syncscan.findings import Finding
 from syncscan.index.cache import SummaryCache
 from syncscan.index.facts import FactsTable
+from syncscan.index.summary import SummaryError
 from syncscan.packs import PackSet, load_packs
 from syncscan.project import (
     Config,
@@ -63,7 +64,6 @@ def load_project(root: Path, config_file: Path | None = None) -> tuple[Project, 
 
 def check_rule_codes(project: Project, select: tuple[str, ...], ignore: tuple[str, ...]) -> None:
     """A code that names no rule is a mistake, not an empty selection."""
-    codes = CODES
     where = project.config.source
     for origin, values in (
         ("--select", select),
@@ -72,13 +72,13 @@ def check_rule_codes(project: Project, select: tuple[str, ...], ignore: tuple[st
         (f"{where}: 'tool.syncscan.ignore'", project.config.ignore),
     ):
         for value in values:
-            if not any(code.startswith(value.upper()) for code in codes):
-                raise ConfigError(f"{origin}: {value!r} names no rule (rules: {', '.join(codes)})")
+            if not any(code.startswith(value.upper()) for code in CODES):
+                raise ConfigError(f"{origin}: {value!r} names no rule (rules: {', '.join(CODES)})")
     for value in project.config.severity:
-        if value.upper() not in codes:
+        if value.upper() not in CODES:
             raise ConfigError(
                 f"{where}: 'tool.syncscan.severity' names no rule: {value!r} "
-                f"(rules: {', '.join(codes)})"
+                f"(rules: {', '.join(CODES)})"
             )
 
 
@@ -239,8 +239,6 @@ def _resummariser(project: Project, summariser: _Summariser) -> reuse.Resummaris
     """Summarise one changed module (for the record's early cutoff), or None."""
 
     def resummarise(module: str) -> ModuleSummary | None:
-        from syncscan.index.summary import SummaryError
-
         try:
             return summariser.get()(project, module, project.modules[module])
         except (SummaryError, KeyError):
@@ -345,8 +343,7 @@ def _filter(
     """Suppressions, then the changed-files filter, then the baseline."""
     project = result.project
     comments = suppress.collect(facts, project.relpath)
-    codes = CODES
-    report = suppress.apply(result.findings, comments, project.root, function_lines, codes)
+    report = suppress.apply(result.findings, comments, project.root, function_lines, CODES)
     result.findings = report.kept
     result.suppressed = report.suppressed
     result.diagnostics.extend(report.warnings)

@@ -39,6 +39,9 @@ def test_program(shape: str, variant: str) -> None:
     if "findings" in expect:
         assert len(result.findings) == expect["findings"], messages
     if "code" in expect:
-        assert [f.code for f in result.findings] == [expect["code"]], messages
+        # A shape racing both ways (read-after-write and write-after-read) is two
+        # findings of one code, as in its fixture; `function` is one of them.
+        expected = [expect["code"]] * expect.get("findings", 1)
+        assert [f.code for f in result.findings] == expected, messages
         if "function" in expect:
-            assert result.findings[0].location.function == expect["function"], messages
+            assert expect["function"] in [f.location.function for f in result.findings], messages
