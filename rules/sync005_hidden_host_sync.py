@@ -20,6 +20,7 @@ description = "rule example"
 [vocabulary]
 overlapping_step_modes = ["self.async_scheduling"]
 sanctioned_sync_contexts = ["example.sync_allowed"]
+sanctioned_sync_markers = ["gpu-sync-ok"]
 [[step_root]]
 class = "example.Runner"
 method = "execute_model"
@@ -74,7 +75,8 @@ class HiddenHostSync(StepRule):
     the pack says steps overlap (`overlapping_step_modes`: vLLM's async
     scheduling), outside the engine's sanctioned regions
     (`sanctioned_sync_contexts`, e.g. `with gpu_sync_allowed():`), not on a
-    `# gpu-sync-ok: <reason>` line, and not reached through a setup-only
+    line marked with the pack's comment marker (`sanctioned_sync_markers`,
+    e.g. `# gpu-sync-ok: <reason>`), and not reached through a setup-only
     function (`setup_only_functions`: warm-up, profiling, capture). The
     witness is the call chain from the step root to the sync.
 
@@ -114,7 +116,7 @@ class HiddenHostSync(StepRule):
         "after the deferred wait), copy it with non_blocking=True into pinned memory "
         "and read it after an event, or, where the sync is intended, wrap it in the "
         "engine's sanctioned region (`with gpu_sync_allowed():`) or mark the line "
-        "`# gpu-sync-ok: <reason>`."
+        "with its marker (`# gpu-sync-ok: <reason>`)."
     )
     VALID = [
         Example(
@@ -122,6 +124,15 @@ class HiddenHostSync(StepRule):
             _PACK,
             0,
             "the sync inside a sanctioned region",
+        ),
+        Example(
+            _example(
+                "with contextlib.nullcontext() if batch else sync_allowed():\n"
+                "            self.sampler.finished()"
+            ),
+            _PACK,
+            0,
+            "the sync inside a region sanctioned in one branch of a conditional",
         ),
         Example(
             _example("self.sampler.finished()", "  # gpu-sync-ok: counted once per step"),
@@ -138,6 +149,12 @@ class HiddenHostSync(StepRule):
     ]
     INVALID = [
         Example(_example("self.sampler.finished()"), _PACK, 1, ".item() two calls deep"),
+        Example(
+            _example("self.sampler.finished()", "  # sync-ok: not the pack's marker"),
+            _PACK,
+            1,
+            "a marker comment the pack does not name sanctions nothing",
+        ),
     ]
 
     def check(self, analysis: Analysis) -> list[Finding]:

@@ -70,6 +70,8 @@ class HostSyncs:
         self.overlap = vocabulary.names("overlapping_step_modes") - {ALWAYS}
         self.contexts = vocabulary.names("sanctioned_sync_contexts")
         self.setup_only = vocabulary.names("setup_only_functions")
+        # Comment markers (`gpu-sync-ok`) whose line holds a sync the code means.
+        self.markers = vocabulary.names("sanctioned_sync_markers")
         self._levels: list[_Level] = [_Level()]
         # Every sanctioned region the walk entered, with the sync sites met inside.
         self.regions: dict[Region, set[tuple[str, int]]] = {}
@@ -80,13 +82,23 @@ class HostSyncs:
         self, step: WitnessStep, modes: list[Mode], marked: str = "", wait: bool = True
     ) -> None:
         """A host sync at `step`, on paths in `modes` (their assumptions);
-        `marked` is the line's `gpu-sync-ok` reason when it has one."""
+        `marked` says why when the line carries a sanctioned-sync marker."""
         if not self.enabled:
             return
         level = self._levels[-1]
         why = marked or (level.sanctioned[-1] if level.sanctioned else "")
         for assumptions in modes:
             self._add(HostSync((step,), self._project(assumptions), why, wait=wait))
+
+    def marked(self, comments: tuple[tuple[int, str], ...], line: int) -> str:
+        """Why the sync at `line` is meant: a pack's marker comment on that line
+        or alone on the line above it, else ''."""
+        if not self.markers:
+            return ""
+        for number, marker in comments:
+            if number in (line, line - 1) and marker in self.markers:
+                return f"marked {marker} (line {line})"
+        return ""
 
     def _project(self, assumptions: Mode) -> Mode:
         return tuple((k, v) for k, v in assumptions if k in self.overlap)

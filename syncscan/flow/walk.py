@@ -302,6 +302,8 @@ class Walker:
             if site.constructs is not None:
                 return self.enter_object(site, frame, states, depth, body)
         else:
+            if self._sanctioned_choice(context, frame):
+                body = self.sanctioned(stmt, frame, body)
             states = self.expr(context, frame, states, depth)
         stream = self.streams.context_stream(context, frame)
         if stream is not None:
@@ -309,6 +311,21 @@ class Walker:
         if site is not None:
             states = self.effects(site, frame, states, depth)
         return body(states)
+
+    def _sanctioned_choice(self, context: ir.Expr, frame: Frame) -> bool:
+        """`with (nullcontext() if c else <sanctioned>()):`: the engine sanctions
+        the body's syncs where they happen; in the other branch it holds that
+        there are none (vLLM's DP all-reduce: on the host there, on the device
+        here), so the body is a sanctioned region."""
+        if not self.host_syncs.enabled or not isinstance(context, ir.IfExp):
+            return False
+        return any(
+            isinstance(branch, ir.Call)
+            and self.host_syncs.is_sanctioned(
+                self._names_of(self.resolver.resolve(branch, frame.scope))
+            )
+            for branch in (context.body, context.orelse)
+        )
 
     def sanctioned(self, stmt: ir.With, frame: Frame, body: YieldHook) -> YieldHook:
         """The body of `with <sanctioned_sync_contexts>():`: its host syncs are meant."""
@@ -784,10 +801,7 @@ class Walker:
         if not self.host_syncs.enabled:
             return
         step = trace[-1]
-        lines = frame.scope.module.sanctioned_sync_lines
-        # `# gpu-sync-ok: why` on the call's line, or alone on the line above it.
-        marked = step.line in lines or step.line - 1 in lines
-        why = f"marked gpu-sync-ok (line {step.line})" if marked else ""
+        why = self.host_syncs.marked(frame.scope.module.marker_comments, step.line)
         modes = list(dict.fromkeys(s.assumptions for s in states))
         self.host_syncs.met(step, modes, why, wait)
 
