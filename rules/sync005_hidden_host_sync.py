@@ -181,8 +181,9 @@ class HiddenHostSync(StepRule):
         return findings
 
     def _reported(self, sync: HostSync) -> bool:
-        """Outside every sanctioned region and setup path, in a mode where steps overlap."""
-        if sync.sanctioned or sync.setup:
+        """Certain, outside every sanctioned region and setup path, in a mode where
+        steps overlap."""
+        if sync.sanctioned or sync.setup or not sync.certain:
             return False
         return not any(k in self._overlap and not v for k, v in sync.mode)
 

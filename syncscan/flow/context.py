@@ -114,9 +114,11 @@ class Analysis:
         return results
 
     @cached_property
-    def sanctioned_regions(self) -> dict[tuple[str, int], frozenset[tuple[str, int]]]:
+    def sanctioned_regions(self) -> dict[tuple[str, int], frozenset[tuple[str, int, bool]]]:
         """Each `with <sanctioned_sync_contexts>():` region the step walks entered
-        ((path, line)), with the host sync sites met inside it (SYNC005's recall)."""
+        ((path, line)), with the host sync sites met inside it ((path, line,
+        certain): certain False for a sync only if a tensor is on the device,
+        which the walk cannot tell) — SYNC005's recall."""
         self.step_results  # noqa: B018 - walks the roots once
         regions = self._step_walker.host_syncs.regions
         return {r: frozenset(regions[r]) for r in sorted(regions)}

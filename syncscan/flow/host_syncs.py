@@ -44,6 +44,11 @@ class HostSync:
     # Data-dependent-shape ops and scalar conversions: syncs the walk does not
     # count as waits (SYNC001-SYNC004 never relied on them).
     wait: bool = True
+    # False: a sync only if its tensor is on the device, which the walk cannot
+    # tell (`.tolist()` of a tensor of unknown origin, `x[mask]`). It counts
+    # towards a sanctioned region's recall (the engine says a sync is there)
+    # and is never reported: outside a region it would flood the step path.
+    certain: bool = True
 
     @property
     def site(self) -> WitnessStep:
@@ -51,7 +56,15 @@ class HostSync:
 
     def key(self) -> tuple:
         s = self.site
-        return (s.path, s.line, s.column, self.mode, bool(self.sanctioned), bool(self.setup))
+        return (
+            s.path,
+            s.line,
+            s.column,
+            self.mode,
+            bool(self.sanctioned),
+            bool(self.setup),
+            self.certain,
+        )
 
 
 @dataclass
@@ -60,6 +73,10 @@ class _Level:
 
     syncs: dict[tuple, HostSync] = field(default_factory=dict)
     sanctioned: list[str] = field(default_factory=list)
+    # Whether the level keeps an uncertain sync already: one is enough to tell
+    # a caller's region that a sync may be below, and keeping one per level
+    # keeps what memoised walks carry small.
+    uncertain: bool = False
 
 
 class HostSyncs:
@@ -73,13 +90,19 @@ class HostSyncs:
         # Comment markers (`gpu-sync-ok`) whose line holds a sync the code means.
         self.markers = vocabulary.names("sanctioned_sync_markers")
         self._levels: list[_Level] = [_Level()]
-        # Every sanctioned region the walk entered, with the sync sites met inside.
-        self.regions: dict[Region, set[tuple[str, int]]] = {}
+        # Every sanctioned region the walk entered, with the sync sites met inside
+        # ((path, line, certain): `certain` False for a possible sync).
+        self.regions: dict[Region, set[tuple[str, int, bool]]] = {}
         self._open: list[Region] = []
 
     # ------------------------------------------------------------------ recording
     def met(
-        self, step: WitnessStep, modes: list[Mode], marked: str = "", wait: bool = True
+        self,
+        step: WitnessStep,
+        modes: list[Mode],
+        marked: str = "",
+        wait: bool = True,
+        certain: bool = True,
     ) -> None:
         """A host sync at `step`, on paths in `modes` (their assumptions);
         `marked` says why when the line carries a sanctioned-sync marker."""
@@ -88,7 +111,8 @@ class HostSyncs:
         level = self._levels[-1]
         why = marked or (level.sanctioned[-1] if level.sanctioned else "")
         for assumptions in modes:
-            self._add(HostSync((step,), self._project(assumptions), why, wait=wait))
+            sync = HostSync((step,), self._project(assumptions), why, wait=wait, certain=certain)
+            self._add(sync)
 
     def marked(self, comments: tuple[tuple[int, str], ...], line: int) -> str:
         """Why the sync at `line` is meant: a pack's marker comment on that line
@@ -105,9 +129,13 @@ class HostSyncs:
 
     def _add(self, sync: HostSync) -> None:
         level = self._levels[-1]
-        level.syncs.setdefault(sync.key(), sync)
+        if sync.certain:
+            level.syncs.setdefault(sync.key(), sync)
+        elif not level.uncertain:
+            level.uncertain = True
+            level.syncs.setdefault(sync.key(), sync)
         for region in self._open:
-            self.regions[region].add((sync.site.path, sync.site.line))
+            self.regions[region].add((sync.site.path, sync.site.line, sync.certain))
 
     # ------------------------------------------------------------------ regions
     def is_sanctioned(self, names: list[str]) -> bool:

@@ -21,6 +21,7 @@ from syncscan.flow.frames import Frame, ParamBinding
 from syncscan.flow.host_syncs import HostSyncs
 from syncscan.flow.identity import Anchors, ObjectNames
 from syncscan.flow.keys import assigned_key
+from syncscan.flow.mask_index import boolean_locals, mask_indexed
 from syncscan.flow.memo import CalleeMemo, CalleeWalk, Completion
 from syncscan.flow.modes import ModeOracle
 from syncscan.flow.state import (
@@ -108,6 +109,8 @@ class Walker:
         self._active: dict[tuple[str, str | None], set[tuple[str, str | None]]] = {}
         self._raising: dict[str, frozenset[int]] = {}
         self._calls: dict[int, tuple[ir.Expr, tuple[ir.Call, ...]]] = {}
+        self._masks: dict[int, tuple[ir.Stmt, bool]] = {}
+        self._mask_locals: dict[int, tuple[FunctionSummary, frozenset[str]]] = {}
         self._event_types = vocabulary.names("event_types")
         self._stream_types = vocabulary.names("stream_types")
         # Quiescence walks (barriers_only) ask nothing of the streams.
@@ -195,6 +198,8 @@ class Walker:
         depth: int,
         on_yield: YieldHook | None,
     ) -> tuple[list[PathState], list[Exit]]:
+        if self.host_syncs.enabled and isinstance(stmt, ir.Eval | ir.Assign | ir.Return):
+            self.mask_indexing(stmt, frame, states)
         if isinstance(stmt, ir.Eval):
             if isinstance(stmt.value, ir.Yield) and on_yield is not None:
                 states = self.expr(stmt.value.value, frame, states, depth)
@@ -645,6 +650,13 @@ class Walker:
                 t = trace(f"host waits: .{method}() copies a device tensor to the host")
                 self.host_sync(frame, t, states)
                 return [s.on_wait(t, DEVICE_BARRIER, CURRENT) for s in states]
+            if (
+                self.host_syncs.enabled
+                and not self.barriers_only
+                and method in vocab.names("implicit_wait_methods")
+                and not self._known_host(site.receiver, frame)
+            ):
+                self.maybe_sync(frame, call, f".{method}() of a tensor of unknown origin", states)
             if method in vocab.names("copy_methods"):
                 copied = self.copy(site, frame, states)
                 if copied is not None:
@@ -686,6 +698,9 @@ class Walker:
             if asynchronous:
                 t = (self.site_step(frame, call, f"launches an asynchronous copy (.{method})"),)
                 return [s.on_launch(t) for s in states]
+            if method == "copy_" and not self.barriers_only:
+                what = "a blocking copy between tensors of unknown origin"
+                self.maybe_sync(frame, call, what, states)
             return None
         if method == "copy_" and host_dst and src is not None and src.host:
             return None  # host to host: an ordinary write, handled by the caller
@@ -723,7 +738,8 @@ class Walker:
             )
             self.host_sync(frame, (self.site_step(frame, call, staged),), states)
         else:
-            self.host_sync(frame, t, states)
+            # `non_blocking=<expression>` may well be true: the sync is uncertain.
+            self.host_sync(frame, t, states, certain=not _decided_elsewhere(call))
         return [s.on_wait(t, DEVICE_BARRIER, CURRENT) for s in states]
 
     def landing(
@@ -739,6 +755,10 @@ class Walker:
         )
         t = (self.site_step(frame, site.call, note),)
         return [s.on_launch(t, ((fresh_identity(fact.site), "write"),)) for s in states]
+
+    def _known_host(self, expr: ir.Expr, frame: Frame) -> bool:
+        fact = self.buffers.provenance(expr, frame)
+        return fact is not None and fact.host
 
     def _copies_device_data(self, site: CallSite, frame: Frame) -> bool:
         """`.tolist()` of a known device tensor; `.cpu()` (blocking) of anything not
@@ -795,7 +815,12 @@ class Walker:
 
     # ------------------------------------------------------------------ host syncs (SYNC005)
     def host_sync(
-        self, frame: Frame, trace: Trace, states: list[PathState], wait: bool = True
+        self,
+        frame: Frame,
+        trace: Trace,
+        states: list[PathState],
+        wait: bool = True,
+        certain: bool = True,
     ) -> None:
         """Remember a host sync the walk met (host_syncs.py); the states are untouched."""
         if not self.host_syncs.enabled:
@@ -803,7 +828,33 @@ class Walker:
         step = trace[-1]
         why = self.host_syncs.marked(frame.scope.module.marker_comments, step.line)
         modes = list(dict.fromkeys(s.assumptions for s in states))
-        self.host_syncs.met(step, modes, why, wait)
+        self.host_syncs.met(step, modes, why, wait, certain)
+
+    def maybe_sync(self, frame: Frame, call: ir.Call, what: str, states: list[PathState]) -> None:
+        """A sync only if the tensor is on the device, which the walk cannot tell."""
+        step = self.site_step(frame, call, f"host may wait: {what}")
+        self.host_sync(frame, (step,), states, wait=False, certain=False)
+
+    def mask_indexing(self, stmt: ir.Stmt, frame: Frame, states: list[PathState]) -> None:
+        """`x[mask]` in the statement (mask_index.py): an uncertain sync."""
+        entry = self._masks.get(id(stmt))
+        if entry is None or entry[0] is not stmt:
+            fn = frame.function
+            known = self._mask_locals.get(id(fn))
+            if known is None or known[0] is not fn:
+                known = self._mask_locals[id(fn)] = (fn, boolean_locals(fn))
+            masks = known[1]
+            parts = (getattr(stmt, "value", None), *getattr(stmt, "targets", ()))
+            entry = self._masks[id(stmt)] = (stmt, any(mask_indexed(p, masks) for p in parts))
+        if entry[1]:
+            step = WitnessStep(
+                frame.relpath,
+                stmt.line,
+                frame.function.qualname,
+                "host may wait: boolean-mask indexing has a data-dependent shape",
+                column=stmt.col,
+            )
+            self.host_sync(frame, (step,), states, wait=False, certain=False)
 
     def hidden_syncs(self, site: CallSite, frame: Frame, states: list[PathState]) -> None:
         """Syncs only SYNC005 counts: data-dependent-shape ops and scalar
@@ -811,6 +862,12 @@ class Walker:
         README *GPU checks*), but the walk never counted them as waits, so they
         stay out of the path states: SYNC001-SYNC004 are unchanged by them."""
         vocab, call, method = self.vocab, site.call, site.method
+        compilers = vocab.names("compile_decorators")
+        if compilers and any(c.function.has_decorator(*compilers) for c in site.callees):
+            what = "a compiled function may compile on this call and read sizes on the host"
+            self.maybe_sync(frame, call, what, states)
+        if site.external is not None and site.external in vocab.names("device_load_functions"):
+            self.maybe_sync(frame, call, f"{site.external}() loads onto a device", states)
         subject: ir.Expr | None = None
         if site.external is not None and call.args:
             if site.external in vocab.names("data_dependent_sync_functions"):
@@ -824,7 +881,10 @@ class Walker:
             return
         fact = self.buffers.provenance(subject, frame)
         if fact is None or not fact.device:
-            return  # only a tensor known to live on the device makes the host wait
+            # Only a tensor known to live on the device surely makes the host wait.
+            if fact is None or not fact.host:
+                self.maybe_sync(frame, call, what, states)
+            return
         note = f"host waits: {what}"
         self.host_sync(frame, (self.site_step(frame, call, note),), states, wait=False)
 
@@ -1026,6 +1086,11 @@ class Walker:
         return ReturnInfo(
             frame.relpath, stmt.line, frame.function.qualname, types, is_none, text, stmt.col
         )
+
+
+def _decided_elsewhere(call: ir.Call) -> bool:
+    """`non_blocking=` given as an expression, not a constant: decided at run time."""
+    return any(k == "non_blocking" and not isinstance(v, ir.Const) for k, v in call.kwargs)
 
 
 def with_fall_through(exits: list[Exit], fall: list[PathState], frame: Frame) -> list[Exit]:
