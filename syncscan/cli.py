@@ -63,7 +63,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--cache-dir", type=Path, help="summary cache location")
         p.add_argument(
             "--jobs", type=int, default=None,
-            help="processes for cold indexing (default: the cores; 1 under --changed-only)",
+            help="processes for cold indexing and for walking the step roots (default: the "
+            "idle cores; indexing serial under --changed-only)",
         )  # fmt: skip
         p.add_argument(
             "-v", "--verbose", action="store_true",
@@ -225,18 +226,26 @@ def _run(
             options=options,
             progress=progress,
             jobs=jobs or _jobs(args, options),
+            walk_jobs=jobs or _walk_jobs(args),
             reuse_findings=reuse,
         )
 
 
 def _jobs(args: argparse.Namespace, options: Options) -> int:
-    """Serial under pre-commit (changed files) unless asked; else one per idle core."""
+    """Indexing processes: serial under pre-commit (changed files: the summaries
+    are cached, a pool would only start) unless asked; else one per idle core."""
+    if options.changed is not None and args.jobs is None:
+        return 1
+    return _walk_jobs(args)
+
+
+def _walk_jobs(args: argparse.Namespace) -> int:
+    """Processes for the step roots' walks (taken only where they pay: a large
+    step path that must be walked again): as asked, else one per idle core."""
     if args.jobs is not None:
         if args.jobs < 1:
             raise UsageError("--jobs must be at least 1")
         return args.jobs
-    if options.changed is not None:
-        return 1
     from syncscan.workers import default_jobs
 
     return default_jobs()

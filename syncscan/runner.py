@@ -132,10 +132,12 @@ def run(
     options: Options | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     jobs: int = 1,
+    walk_jobs: int | None = None,
     reuse_findings: bool = False,
 ) -> RunResult:
     """Analyse `root`; with `reuse_findings` (and a cache), reuse the last run's
-    findings while every input they were computed from is unchanged."""
+    findings while every input they were computed from is unchanged. `jobs`
+    processes index a cold tree, `walk_jobs` (default: `jobs`) walk the roots."""
     started = time.perf_counter()
     project, packs = load_project(root, config_file)
     check_rule_codes(project, select, ignore)
@@ -159,7 +161,8 @@ def run(
             from syncscan.rules import all_rules
 
             rules = [rule for rule in all_rules() if rule.code in codes]
-            analysis = Analysis(project, packs, summariser.get(), facts)
+            walkers = jobs if walk_jobs is None else walk_jobs
+            analysis = Analysis(project, packs, summariser.get(), facts, walkers)
             analysed = _analyse(analysis, summariser.get(), rules, progress)
             analysed.stats["cache_hits"] = cache.hits if cache else 0
             if key is not None and cache is not None:
@@ -172,7 +175,7 @@ def run(
         dict(analysed.stats), list(analysed.notes),
     )  # fmt: skip
     if analysed.reused:  # what this run did, not what the recorded run did
-        result.stats.update(parsed=summariser.parsed, cache_hits=0)
+        result.stats.update(parsed=summariser.parsed, cache_hits=0, walk_processes=0)
     result.stats["findings_reused"] = int(analysed.reused)
     # Files read from disk this run: text scans (where a stat changed) and sources.
     result.stats["read"] = facts.files_read + summariser.files_read
@@ -283,6 +286,7 @@ def _analyse(
         "call_graph_edges": graph.graph.number_of_edges(),
         "resolved_calls": graph.resolved_calls,
         "unresolved_calls": graph.unresolved_calls,
+        "walk_processes": analysis.walk_processes,
     }
     if nothing := nothing_analysed(packs, stats):
         notes.append(nothing)

@@ -62,6 +62,10 @@ def test_sanctioned_regions_on_the_step_path_hold_a_recognised_sync() -> None:
     # No `# gpu-sync-ok:` line to check in this release (the recall is over regions).
     marked = [p for p in tree.rglob("*.py") if "# gpu-sync-ok:" in p.read_text(errors="ignore")]
     assert marked == []
+    # Roots walked in worker processes bring their regions back: the same recall.
+    parallel = run(tree, use_cache=False, jobs=2)
+    assert parallel.analysis.walk_processes == 2
+    assert parallel.analysis.sanctioned_regions == regions
 
 
 def test_the_rule_needs_a_pack_that_says_steps_overlap(tmp_path: Path) -> None:

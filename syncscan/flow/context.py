@@ -22,12 +22,22 @@ from syncscan.resolve.calls import CallResolver
 from syncscan.resolve.program import Program, Summariser
 from syncscan.resolve.types import TypeOracle
 
+# Call graph nodes from which the roots are walked in parallel (when the run
+# may use more than one process).
+PARALLEL_MIN_NODES = 500
+
 
 class Analysis:
     def __init__(
-        self, project: Project, packs: PackSet, summariser: Summariser, facts: FactsTable
+        self,
+        project: Project,
+        packs: PackSet,
+        summariser: Summariser,
+        facts: FactsTable,
+        jobs: int = 1,
     ) -> None:
         self.project = project
+        self.jobs = jobs  # processes the run may use (the roots' walks, parallel.py)
         self.packs = packs
         self.program = Program(project, summariser, facts)
         self.types = TypeOracle(self.program)
@@ -41,6 +51,7 @@ class Analysis:
         )
         self.buffers = BufferOracle(self.program, self.types, packs.vocabulary)
         self.notes: list[str] = []
+        self.walk_processes = 0  # worker processes the roots were walked in (0: none)
         # Progress: called with (phase, done, total) as each phase begins.
         self.on_phase: Callable[[str, int, int], None] | None = None
 
@@ -104,13 +115,23 @@ class Analysis:
     @cached_property
     def step_results(self) -> list[RootAnalysis]:
         walker = self._walker([root.function for root in self.roots], barriers_only=False)
-        analyzer = StepAnalyzer(self.program, walker, self.packs)
+        graph = self.callgraph
+        # A fork and the paths' trip back cost about 0.1 s: worth it only on
+        # step paths whose walks take seconds.
+        workers = self.jobs if graph.node_count() >= PARALLEL_MIN_NODES else 1
+        analyzer = StepAnalyzer(
+            self.program,
+            walker,
+            self.packs,
+            workers,
+            lambda root: graph.reach(root.function, root.self_class),
+        )
 
         def walking(k: int, n: int) -> None:
             self._phase(f"walk root {k} of {n}", k - 1, n)
 
         results = analyzer.analyse_all(self.roots, walking)
-        self._step_walker = walker
+        self.walk_processes = analyzer.processes_used
         return results
 
     @cached_property
@@ -119,8 +140,10 @@ class Analysis:
         ((path, line)), with the host sync sites met inside it ((path, line,
         certain): certain False for a sync only if a tensor is on the device,
         which the walk cannot tell) — SYNC005's recall."""
-        self.step_results  # noqa: B018 - walks the roots once
-        regions = self._step_walker.host_syncs.regions
+        regions: dict[tuple[str, int], set[tuple[str, int, bool]]] = {}
+        for result in self.step_results:
+            for region, sites in result.sanctioned_regions.items():
+                regions.setdefault(region, set()).update(sites)
         return {r: frozenset(regions[r]) for r in sorted(regions)}
 
     @cached_property

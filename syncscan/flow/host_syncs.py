@@ -23,6 +23,7 @@ from syncscan.packs import Vocabulary
 Trace = tuple[WitnessStep, ...]
 Mode = tuple[tuple[str, bool], ...]
 Region = tuple[str, int]  # (relative path, line) of a `with <sanctioned>():`
+RegionSite = tuple[str, int, bool]  # a sync met inside one: (path, line, certain)
 
 # A pack row of `overlapping_step_modes` saying steps always overlap.
 ALWAYS = "always"
@@ -92,7 +93,7 @@ class HostSyncs:
         self._levels: list[_Level] = [_Level()]
         # Every sanctioned region the walk entered, with the sync sites met inside
         # ((path, line, certain): `certain` False for a possible sync).
-        self.regions: dict[Region, set[tuple[str, int, bool]]] = {}
+        self.regions: dict[Region, set[RegionSite]] = {}
         self._open: list[Region] = []
 
     # ------------------------------------------------------------------ recording
@@ -187,6 +188,13 @@ class HostSyncs:
                     setup=sync.setup or setup,
                 )
             )
+
+    def take_regions(self) -> dict[Region, frozenset[RegionSite]]:
+        """The regions entered since the last call, with their syncs (between
+        walks only: no region is open)."""
+        found = {region: frozenset(sites) for region, sites in self.regions.items()}
+        self.regions = {}
+        return found
 
     def take(self) -> tuple[HostSync, ...]:
         """The syncs the outermost walk met since the last `take`, in order."""

@@ -127,6 +127,11 @@ class Walker:
         # Host syncs met on the way, for SYNC005 only: never a path fact.
         self.host_syncs = HostSyncs(vocabulary, enabled=not barriers_only)
 
+    def restart(self) -> None:
+        """Forget the callee walks and the work done: a new root begins."""
+        self._memo = CalleeMemo()
+        self.work = 0
+
     # ------------------------------------------------------------------ entry points
     def frame_for(
         self,

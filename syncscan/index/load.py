@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import tokenize
+from collections.abc import Callable
 from pathlib import Path
 
 from syncscan.filesystem import FileTooLargeError, read_regular_file
@@ -55,6 +56,24 @@ class FileSummariser:
         self.cache = cache
         self.parsed = 0
         self.files_read = 0
+        # The modules parsed (not found in the cache), in a walk worker (parallel.py).
+        self.parsed_modules: list[str] | None = None
+
+    def without_workers(self) -> FileSummariser:
+        """This summariser (it makes no worker processes), naming what it parses
+        from now on: in a forked walk worker, whose parent counts them."""
+        self.parsed_modules = []
+        return self
+
+    def parsed_elsewhere(self, load: Callable[[], ModuleSummary]) -> ModuleSummary:
+        """`load()` of a summary another process of this run parsed and cached:
+        counted as parsed, not as a cache hit."""
+        hits = self.cache.hits if self.cache is not None else 0
+        summary = load()
+        if self.cache is not None and self.cache.hits > hits:
+            self.cache.hits = hits
+            self.parsed += 1
+        return summary
 
     def __call__(self, project: Project, module: str, path: Path) -> ModuleSummary:
         source = read_source(path, project.config.max_file_size)
@@ -67,6 +86,8 @@ class FileSummariser:
                 return cached
         summary = summarise_bytes(source, module, path)
         self.parsed += 1
+        if self.parsed_modules is not None:
+            self.parsed_modules.append(module)
         if self.cache is not None and key is not None:
             self.cache.put(key, summary)
         return summary

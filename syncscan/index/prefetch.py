@@ -79,6 +79,11 @@ class PrefetchingSummariser(FileSummariser):
         self._prefetch_imports(project, summary)
         return summary
 
+    def without_workers(self) -> FileSummariser:
+        """The same cache without prefetching: for a forked process, where this
+        one's pool and its threads do not exist."""
+        return FileSummariser(self.cache).without_workers()
+
     def _prefetch_imports(self, project: Project, summary: ModuleSummary) -> None:
         for binding in summary.imports:
             module = _project_module(project, binding.target)

@@ -44,7 +44,9 @@ def finding_data(finding: Finding) -> dict[str, Any]:
 
 
 # Figures that depend on the cache, the machine or the clock, not on the code.
-VOLATILE_STATS = ("seconds", "parsed", "prefetched", "cache_hits", "read", "findings_reused")
+VOLATILE_STATS = (
+    "seconds", "parsed", "prefetched", "cache_hits", "read", "findings_reused", "walk_processes",
+)  # fmt: skip
 
 
 def diagnostics_data(result: RunResult) -> list[dict[str, Any]]:

@@ -54,6 +54,16 @@ class CallGraph:
     def node_count(self) -> int:
         return self.graph.number_of_nodes()
 
+    def reach(self, function: FunctionSummary, self_class: str | None) -> int:
+        """Functions a call of `function` may reach, itself included (the size
+        of its walk, roughly)."""
+        import networkx as nx
+
+        node = context_name(function, self_class)
+        if node not in self.graph:
+            return 1
+        return 1 + len(nx.descendants(self.graph, node))
+
 
 def context_name(function: FunctionSummary, self_class: str | None) -> str:
     if self_class and not function.qualname.startswith(self_class + "."):

@@ -92,6 +92,37 @@ class Program:
         """Every module name whose summary the run asked for (its file inputs)."""
         return sorted(self._summaries)
 
+    def requested_in_order(self) -> list[str]:
+        """`requested`, in the order the run first asked for each."""
+        return list(self._summaries)
+
+    def adopt(self, requested: list[str], parsed: list[str], headers_used: bool) -> None:
+        """Ask what a walk worker asked (parallel.py): its modules, in its order,
+        and every file's class headers where it read them, so the run's inputs
+        and diagnostics are those of a run that asked itself. The modules the
+        workers `parsed` (and cached) count as parsed here, not as cache hits."""
+        counted = getattr(self._summarise, "parsed_elsewhere", None)
+        elsewhere = frozenset(parsed)
+        for module in requested:
+            if module in elsewhere and module not in self._summaries and counted is not None:
+                counted(lambda module=module: self.summary(module))
+            else:
+                self.summary(module)
+        if headers_used:
+            self._headers()
+
+    def in_worker(self) -> None:
+        """In a forked walk worker: report no progress (the parent does), and
+        load without the parent's prefetching pool, whose threads did not fork."""
+        self.on_load = None
+        without_workers = getattr(self._summarise, "without_workers", None)
+        if without_workers is not None:
+            self._summarise = without_workers()
+
+    def parsed_in_worker(self) -> list[str]:
+        """The modules this walk worker parsed so far (`in_worker`), in order."""
+        return list(getattr(self._summarise, "parsed_modules", None) or ())
+
     def loaded(self) -> list[ModuleSummary]:
         return [s for _, s in sorted(self._summaries.items()) if s is not None]
 

@@ -1,0 +1,138 @@
+"""Analysing step roots in forked worker processes.
+
+The unit of work is the roots of one class (step.py `analyse_class`: their
+walks, then each path's verdict against the class's next steps). Each root is
+walked from a fresh callee memo, so a unit's result is a function of the
+program and its roots alone: which process runs it, and after which other
+unit, cannot change it. The units of a large step path (vLLM 0.33.0: three
+classes, 1 to 4 s each) then split across the idle cores.
+
+Workers are forked after the call graph is built, so they inherit the loaded
+summaries and the oracles' caches instead of rebuilding them. Each sends back,
+per unit, its result and what it asked of the program that the parent has not:
+the modules it loaded, in order, and whether it read every file's class
+headers. The parent replays those demands unit by unit (`Program.adopt`), so
+the modules, diagnostics and file inputs the run records are the ones a serial
+run records. A worker that dies (killed for memory, say) leaves its units to
+the parent, which runs them itself: the result is never short of a root.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection, wait
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from syncscan.resolve.program import Program
+
+Unit = TypeVar("Unit")
+Result = TypeVar("Result")
+# What a worker returns for one unit: its index, its result, the modules it
+# loaded for it (in order), those of them it parsed, and whether it read every
+# file's class headers.
+Outcome = tuple[int, Result, list[str], list[str], bool]
+
+
+def can_fork() -> bool:
+    """Whether worker processes can inherit this one's state (POSIX fork)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def partition(costs: Sequence[int], workers: int) -> list[list[int]]:
+    """Unit indices per worker: the costliest first, each to the least loaded
+    worker (ties to the lowest). Deterministic, and empty workers are dropped."""
+    loads = [0] * workers
+    shares: list[list[int]] = [[] for _ in range(workers)]
+    for index in sorted(range(len(costs)), key=lambda i: (-costs[i], i)):
+        worker = min(range(workers), key=lambda w: (loads[w], w))
+        shares[worker].append(index)
+        loads[worker] += max(1, costs[index])
+    return [sorted(share) for share in shares if share]
+
+
+def run_in_workers(
+    units: Sequence[Unit],
+    costs: Sequence[int],
+    workers: int,
+    run: Callable[[Unit], Result],
+    program: Program,
+    on_done: Callable[[int], None] | None = None,
+) -> list[Result]:
+    """`[run(unit) for unit in units]`, the units split over `workers` forked
+    processes (`on_done(i)` as the i-th is known); the program adopts each
+    unit's demands in unit order."""
+    context = multiprocessing.get_context("fork")
+    shares = partition(costs, workers)
+    running: list[tuple[multiprocessing.process.BaseProcess, Connection, list[int]]] = []
+    for share in shares:
+        receive, send = context.Pipe(duplex=False)
+        process = context.Process(
+            target=_worker, args=(share, units, run, program, send), daemon=True
+        )
+        process.start()
+        send.close()
+        running.append((process, receive, share))
+    outcomes: dict[int, Outcome[Result]] = {}
+    waiting = {receive: (process, len(share)) for process, receive, share in running}
+    while waiting:
+        # Read whichever worker has sent: one left unread would block in its
+        # send once the pipe is full (a root's paths are megabytes).
+        for receive in wait(list(waiting)):
+            process, expected = waiting[receive]
+            try:
+                outcome: Outcome[Result] = receive.recv()  # type: ignore[union-attr]
+            except (EOFError, OSError):  # it finished, or died
+                expected = 0
+            else:
+                outcomes[outcome[0]] = outcome
+                expected -= 1
+                if on_done is not None:
+                    on_done(outcome[0])
+            if expected:
+                waiting[receive] = (process, expected)
+                continue
+            del waiting[receive]
+            receive.close()  # type: ignore[union-attr]
+            process.join()
+    # A module one worker parsed, another may have read from the cache.
+    parsed = sorted({module for outcome in outcomes.values() for module in outcome[3]})
+    results: list[Result] = []
+    for index, unit in enumerate(units):
+        if index not in outcomes:  # its worker died: run it here
+            results.append(run(unit))
+            continue
+        _, result, loaded, _, headers_used = outcomes[index]
+        program.adopt(loaded, parsed, headers_used)
+        results.append(result)
+    return results
+
+
+def _worker(
+    share: list[int],
+    units: Sequence[Unit],
+    run: Callable[[Unit], Result],
+    program: Program,
+    send: Connection,
+) -> None:
+    """In a forked worker: run the share's units, sending each outcome as it is known."""
+    program.in_worker()
+    try:
+        for index in share:
+            requested, parsed = program.requested_in_order(), program.parsed_in_worker()
+            headers_before = program.headers_used
+            result = run(units[index])
+            loaded = program.requested_in_order()[len(requested) :]
+            parsed = program.parsed_in_worker()[len(parsed) :]
+            headers = program.headers_used and not headers_before
+            send.send((index, result, loaded, parsed, headers))
+    except KeyboardInterrupt:
+        pass  # the parent was interrupted too, and says so
+    except BaseException as exc:  # noqa: BLE001 - the parent runs what is missing
+        print(f"syncscan: a worker stopped ({exc!r}); the main process goes on", file=sys.stderr)
+    finally:
+        send.close()
+        os._exit(0)  # no atexit handlers, no flush of the parent's inherited buffers

@@ -1,0 +1,108 @@
+"""Step roots analysed in worker processes (syncscan/flow/parallel.py): the same
+results, in order, with the workers' module demands replayed in the parent,
+and a worker that dies leaves its units to the parent, never a missing root."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from helpers import FIXTURES
+
+from syncscan.flow import context, parallel
+from syncscan.report.json_report import render
+from syncscan.runner import run
+
+pytestmark = pytest.mark.skipif(not parallel.can_fork(), reason="no fork on this platform")
+
+
+class FakeProgram:
+    """The part of Program the workers use: demands made, and adopted."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self.headers_used = False
+        self.adopted: list[tuple[list[str], list[str], bool]] = []
+        self.in_a_worker = False
+
+    def in_worker(self) -> None:
+        self.in_a_worker = True
+
+    def requested_in_order(self) -> list[str]:
+        return list(self.requests)
+
+    def parsed_in_worker(self) -> list[str]:
+        return [r for r in self.requests if r.endswith("_c")]  # the parsed one
+
+    def adopt(self, requested: list[str], parsed: list[str], headers_used: bool) -> None:
+        self.adopted.append((requested, parsed, headers_used))
+
+
+def test_partition_balances_the_costliest_first_and_drops_empty_workers() -> None:
+    assert parallel.partition([5, 1, 3, 1], 2) == [[0], [1, 2, 3]]
+    assert parallel.partition([1, 1, 1], 2) == [[0, 2], [1]]
+    assert parallel.partition([7], 4) == [[0]]
+    assert parallel.partition([2, 2], 2) == [[0], [1]]
+
+
+def test_results_come_back_in_root_order_with_each_roots_demands() -> None:
+    program = FakeProgram()
+    parent = os.getpid()
+
+    def walk(root: str) -> tuple[str, bool]:
+        program.requests.append(f"module_of_{root}")
+        if root == "b":
+            program.headers_used = True
+        return root.upper(), os.getpid() != parent
+
+    roots = ["a", "b", "c", "d"]
+    results = parallel.run_in_workers(roots, [1, 4, 2, 3], 2, walk, program)  # type: ignore[arg-type]
+    assert [r[0] for r in results] == ["A", "B", "C", "D"]  # type: ignore[index]
+    assert all(r[1] for r in results)  # type: ignore[index] - each walked in a worker
+    assert program.adopted == [
+        (["module_of_a"], ["module_of_c"], False),
+        (["module_of_b"], ["module_of_c"], True),
+        (["module_of_c"], ["module_of_c"], False),
+        (["module_of_d"], ["module_of_c"], False),
+    ]
+    assert not program.in_a_worker  # only the workers' copies were told
+
+
+def test_a_worker_that_dies_leaves_its_roots_to_the_parent() -> None:
+    program = FakeProgram()
+    parent = os.getpid()
+
+    def walk(root: str) -> tuple[str, bool]:
+        if root == "dies" and os.getpid() != parent:
+            os._exit(1)  # killed mid-walk (out of memory, say)
+        return root, os.getpid() == parent
+
+    roots = ["dies", "after", "other"]
+    results = parallel.run_in_workers(roots, [1, 1, 3], 2, walk, program)  # type: ignore[arg-type]
+    # "dies" and "after" shared a worker: both walked again in the parent.
+    assert results == [("dies", True), ("after", True), ("other", False)]
+
+
+@pytest.mark.parametrize(
+    ("fixture", "processes"),
+    [
+        ("stream_lookalikes/clean", 2),  # six runner classes, a root each
+        ("second_entry_skips_guard/buggy", 0),  # two roots of one class: one unit
+    ],
+)
+def test_a_fixture_reports_the_same_whether_its_roots_are_analysed_in_workers(
+    fixture: str, processes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    serial = run(FIXTURES / fixture, use_cache=False)
+    monkeypatch.setattr(context, "PARALLEL_MIN_NODES", 0)
+    forked = run(FIXTURES / fixture, use_cache=False, jobs=2)
+    assert serial.stats["walk_processes"] == 0
+    assert forked.stats["walk_processes"] == processes
+
+    def contract(result) -> dict:
+        data = json.loads(render(result, result.findings))
+        return {k: data[k] for k in ("findings", "diagnostics", "stats")}
+
+    assert contract(forked) == contract(serial)
+    assert serial.stats["step_roots"] >= 2
