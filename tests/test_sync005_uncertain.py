@@ -81,3 +81,19 @@ def test_the_audit_lists_a_region_with_no_sync(tmp_path: Path) -> None:
     result = run(project, use_cache=False)
     assert result.analysis.sanctioned_regions == {("engine/runner.py", 11): frozenset()}
     assert audit_model.build(result).silent_regions == ("engine/runner.py:11",)
+
+
+def test_an_engine_without_annotations_gets_sync005_only_by_name(tmp_path: Path) -> None:
+    """Steps overlap, but the pack names no sanctioned region or marker: every
+    deliberate sync would be a warning, so the rule is opt-in (`--select`)."""
+    project = copy_project(FIXTURES / "hidden_sync_pageable_copy" / "buggy", tmp_path / "p")
+    pack = project / "step_pack.toml"
+    text = pack.read_text()
+    assert 'sanctioned_sync_markers = ["gpu-sync-ok"]' in text
+    pack.write_text(text.replace('sanctioned_sync_markers = ["gpu-sync-ok"]', ""))
+
+    def codes(**kwargs: object) -> list[str]:
+        return [f.code for f in run(project, use_cache=False, **kwargs).findings]
+
+    assert "SYNC005" not in codes()
+    assert codes(select=("SYNC005",)) == ["SYNC005"]
