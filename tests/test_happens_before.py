@@ -1206,3 +1206,41 @@ class Runner:
 """
     found = messages(tmp_path, {"eng.py": source})
     assert bool(found) is reported, found
+
+
+# A device view of a pinned buffer (the pack's `uva_view_functions`) copied on
+# the device, then the pinned buffer rewritten by the next step with no wait.
+UVA_COPY = """
+def device_view(t):
+    return t
+
+
+class Runner:
+    def __init__(self):
+        self.ids = torch.zeros(8, dtype=torch.int64, pin_memory=True)
+        self.ids_view = device_view(self.ids)
+        self.ids_gpu = torch.zeros(8, dtype=torch.int64, device="cuda")
+
+    def execute_model(self, batch):
+        self.ids[: len(batch)] = batch
+        {copy}
+        return {{}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("copy", "races"),
+    [
+        # A device-to-device copy is queued whatever `non_blocking` says: it reads
+        # the pinned memory when it runs.
+        ("self.ids_gpu.copy_(self.ids_view, non_blocking=True)", True),
+        ("self.ids_gpu.copy_(self.ids_view)", True),
+        ("self.ids_gpu.copy_(self.ids_view); torch.cuda.synchronize()", False),
+    ],
+)
+def test_a_copy_from_a_device_view_of_pinned_memory_reads_it_later(
+    tmp_path: Path, copy: str, races: bool
+) -> None:
+    pack = with_vocabulary(PACK, "uva_view_functions", "eng.device_view")
+    found = codes(tmp_path, UVA_COPY.format(copy=copy), pack)
+    assert found == ([("SYNC001", "eng.Runner.execute_model")] if races else [])

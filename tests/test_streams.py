@@ -529,3 +529,43 @@ def test_a_fresh_tensor_allocated_on_one_stream_and_written_on_another_needs_a_w
     ]
     ordered = body.format(edge="self.side.wait_stream(torch.cuda.current_stream())")
     assert hazards(tmp_path / "b", ordered) == []
+
+
+# The side stream writes the tables; the host copies them out on the current
+# stream (`.cpu()`, `.item()`, `.tolist()`): a D2H copy on that stream reads them
+# there, and the host then waits for that stream only. Measured on an H200 (the
+# `stream_lazy_event_per_mode` program's probe: a blocking `.cpu()` of memory the
+# forward stream wrote, with no edge, read stale data in 20 of 20 trials).
+COPY_OUT = """
+    def execute_model(self, new):
+        with torch.cuda.stream(self.side):
+            self.tables.copy_(new, non_blocking=True)
+        {edge}
+        return self.tables.{method}
+"""
+
+
+@pytest.mark.parametrize("method", ["cpu()", "tolist()"])
+@pytest.mark.parametrize(
+    ("edge", "ordered"),
+    [
+        ("pass", False),
+        ("torch.cuda.current_stream().wait_stream(self.side)", True),
+        ("self.side.synchronize()", True),
+    ],
+)
+def test_a_copy_to_the_host_reads_on_the_current_stream(
+    tmp_path: Path, method: str, edge: str, ordered: bool
+) -> None:
+    found = hazards(tmp_path, COPY_OUT.format(edge=edge, method=method))
+    expected = (
+        []
+        if ordered
+        else [
+            (
+                "eng.Runner.execute_model",
+                "In mode 'every mode', read-after-write hazard on self.tables",
+            )
+        ]
+    )
+    assert found == expected

@@ -119,8 +119,8 @@ class Analysis:
     def step_results(self) -> list[RootAnalysis]:
         walker = self._walker([root.function for root in self.roots], barriers_only=False)
         graph = self.callgraph
-        # A fork and the paths' trip back cost about 0.1 s: worth it only on
-        # step paths whose walks take seconds.
+        # Forking and the paths' trip back cost tens of milliseconds (30 ms on a
+        # six-root fixture): worth it only on step paths whose walks take seconds.
         workers = self.jobs if graph.node_count() >= PARALLEL_MIN_NODES else 1
         analyzer = StepAnalyzer(
             self.program,

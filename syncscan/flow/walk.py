@@ -17,7 +17,7 @@ from functools import partial
 
 from syncscan.flow.attributes import SelfAttributes, relevant
 from syncscan.flow.buffers import BufferOracle, moves_to_device, non_blocking
-from syncscan.flow.frames import Frame, ParamBinding
+from syncscan.flow.frames import BufferFact, Frame, ParamBinding
 from syncscan.flow.host_syncs import HostSyncs
 from syncscan.flow.identity import Anchors, ObjectNames
 from syncscan.flow.keys import assigned_key
@@ -504,12 +504,17 @@ class Walker:
         return states
 
     def _surely_not_none(self, value: ir.Expr, frame: Frame) -> bool | None:
-        """The type oracle's answer, and a tensor method's result (`x.unsqueeze(1)`,
-        the torch pack's `tensor_methods`), which is never None."""
+        """The type oracle's answer, a tensor method's result (`x.unsqueeze(1)`,
+        the torch pack's `tensor_methods`), and an event or stream the packs'
+        constructors make (`torch.cuda.Event()`): never None."""
         known = self.types.surely_not_none(value, frame.scope)
-        if known is None and isinstance(value, ir.Call) and isinstance(value.func, ir.Attr):
-            return True if value.func.attr in self.vocab.names("tensor_methods") else None
-        return known
+        if known is not None or not isinstance(value, ir.Call):
+            return known
+        tensor_methods = self.vocab.names("tensor_methods")
+        if isinstance(value.func, ir.Attr) and value.func.attr in tensor_methods:
+            return True
+        made = self.types.expr_types(value, frame.scope)
+        return True if made & (self._event_types | self._stream_types) else None
 
     def write(
         self,
@@ -654,6 +659,7 @@ class Walker:
             ):
                 t = trace(f"host waits: .{method}() copies a device tensor to the host")
                 self.host_sync(frame, t, states)
+                states = self.streams.on_copy_to_host(site, frame, states, t)
                 return [s.on_wait(t, DEVICE_BARRIER, CURRENT) for s in states]
             if (
                 self.host_syncs.enabled
@@ -697,6 +703,8 @@ class Walker:
             dst, src = None, self.buffers.provenance(site.receiver, frame)
             if method == "to" and not moves_to_device(call, self.vocab.names("host_devices")):
                 return self.landing(site, frame, states) if asynchronous else None
+        if method == "copy_" and (viewed := self._uva_copy(site, frame, src, dst)) is not None:
+            return [s.on_launch(*viewed) for s in states]
         host_src = src is not None and src.host and not src.uva
         host_dst = dst is not None and dst.host and not dst.uva
         if not (host_src or host_dst):
@@ -746,6 +754,29 @@ class Walker:
             # `non_blocking=<expression>` may well be true: the sync is uncertain.
             self.host_sync(frame, t, states, certain=not _decided_elsewhere(call))
         return [s.on_wait(t, DEVICE_BARRIER, CURRENT) for s in states]
+
+    def _uva_copy(
+        self, site: CallSite, frame: Frame, src: BufferFact | None, dst: BufferFact | None
+    ) -> tuple[Trace, tuple[tuple[str, str], ...]] | None:
+        """`dst.copy_(src)` where a side is a device view of pinned host memory
+        (the packs' `uva_view_functions`): a copy on the device, queued whatever
+        `non_blocking` says, that reads or writes the pinned buffer when it runs
+        (the launch and what it touches), or None."""
+        side, fact, kind = None, None, ""
+        if src is not None and src.uva and site.call.args:
+            side, fact, kind = site.call.args[0], src, "read"
+        elif dst is not None and dst.uva:
+            side, fact, kind = site.receiver, dst, "write"
+        if side is None or fact is None or not fact.pinned:
+            return None
+        direction = "reads" if kind == "read" else "writes"
+        note = (
+            f"launches a copy (.copy_) on the device that {direction} pinned {fact.origin} "
+            "through its device view, on the device's schedule"
+        )
+        trace = (self.site_step(frame, site.call, note),)
+        touched = ((self.buffers.identity(side, fact, frame), kind),) if fact.persistent else ()
+        return trace, touched
 
     def landing(
         self, site: CallSite, frame: Frame, states: list[PathState]

@@ -166,3 +166,56 @@ def test_a_round_robin_pool_is_safe_while_fewer_steps_than_its_depth_are_in_flig
         corrupted += seen != [float(i + 1) for i in range(STEPS)]
     label = f"pool depth {DEPTH}, {in_flight} steps in flight at a write: corrupted"
     assert observe(label, corrupted, expected)
+
+
+class _HostArray:
+    """A pinned tensor's memory described as device memory: with unified
+    addressing a CUDA tensor over its pointer reads host memory in place (the
+    packs' `uva_view_functions` make such views)."""
+
+    def __init__(self, t: torch.Tensor) -> None:
+        self.owner = t
+        self.__cuda_array_interface__ = {
+            "shape": tuple(t.shape),
+            "typestr": "<i8",
+            "data": (t.data_ptr(), False),
+            "version": 2,
+        }
+
+
+@pytest.mark.parametrize("non_blocking", [False, True])
+def test_a_copy_from_a_device_view_of_pinned_memory_reads_it_late(non_blocking: bool) -> None:
+    """A device-to-device copy is queued whatever `non_blocking` says: from a UVA
+    view it reads the pinned memory when it runs (walk.py `_uva_copy`)."""
+    src = torch.zeros(N, dtype=torch.int64, pin_memory=True)
+    view = torch.as_tensor(_HostArray(src), device="cuda")
+    dst = torch.empty(N, dtype=torch.int64, device="cuda")
+
+    def trial() -> bool:
+        src.fill_(1)
+        dst.copy_(view, non_blocking=non_blocking)
+        src.fill_(2)  # the host rewrites the pinned memory right after the call
+        torch.cuda.synchronize()
+        return dst[0].item() == 2
+
+    label = f"copy_ from a UVA view (non_blocking={non_blocking}): device got the later rewrite"
+    assert _count(label, trial, ALL)
+
+
+def test_a_copy_to_the_host_waits_for_its_own_stream_only() -> None:
+    """`.cpu()` copies on the current stream and waits for it alone: a write
+    another stream has queued is not waited for (stream_effects.py
+    `on_copy_to_host`)."""
+    side = torch.cuda.Stream()
+    src = torch.zeros(N, device="cuda")
+
+    def trial() -> bool:
+        torch.cuda.synchronize()  # the current stream idle: only the side one is busy
+        src.zero_()
+        torch.cuda.synchronize()
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(SLEEP_CYCLES)
+            src.fill_(1.0)
+        return src.cpu()[0].item() == 0.0  # read before the side stream's write
+
+    assert _count(".cpu() while another stream writes: read the old value", trial, ALL)

@@ -236,6 +236,12 @@ def lazy_event(variant: str) -> bool:
     corrupted = False
     for step in range(STEPS):
         torch.cuda._sleep(STEP_CYCLES)
+        with torch.cuda.stream(runner.forward_stream):
+            # A slow forward stream (about 10 ms queued before the step's own
+            # work): the step's write of the lengths lands late, so a next step
+            # reading them without an edge from this stream reads stale ones (on
+            # the copy stream, or on the current one behind `.cpu()`).
+            torch.cuda._sleep(SLEEP_CYCLES)
         lens = runner.execute_model(SimpleNamespace(input_ids=ids[step], indices=indices))
         if step > 0:
             corrupted |= lens.tolist() != [t + 1 for t in _tokens(step - 1)]

@@ -1,9 +1,13 @@
 """Model runner relaying each step's sequence lengths to the next step.
 
-Shape (fixed): `ready` is created, lazily, only in the speculative mode, and
-recorded after every `publish` there. Found set, it says the run is
-speculative, where every write of `seq_lens` is followed by its record; without
-speculation it stays None and `_resolve` takes the blocking `.cpu()` path.
+Shape (fixed): `publish` creates `ready` the first time through and records it
+after every write of `seq_lens`, in every mode, so `resolve`'s copy stream waits
+for the last write. `ready` is None only before the first write, where the
+blocking `.cpu()` path reads what no stream has written. (An earlier version
+recorded it only in the speculative mode and created it there only, leaving the
+other mode on the `.cpu()` path: a copy on the current stream, which never waits
+for the forward stream's write. On an H200 that read stale lengths in 20 of 20
+trials once the forward stream was slowed; syncscan reports it.)
 """
 
 import torch
@@ -34,10 +38,9 @@ class Relay:
         if indices is None:
             return  # an idle step publishes nothing
         self.seq_lens[indices] = new_lens
-        if self.algo.is_some():
-            if self.ready is None:
-                self.ready = torch.cuda.Event()
-            self.ready.record()
+        if self.ready is None:
+            self.ready = torch.cuda.Event()
+        self.ready.record()  # in every mode: the next step's copy waits for this write
 
 
 class Runner:
