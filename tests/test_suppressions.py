@@ -254,11 +254,12 @@ def test_marker_comments_are_recorded_whatever_the_packs_say() -> None:
     assert summary.marker_comments == ((7, "gpu-sync-ok"),)
 
 
-def test_a_marker_is_a_hyphenated_word_before_a_colon() -> None:
+def test_a_marker_is_a_lower_case_hyphenated_word_before_a_colon() -> None:
     source = (
         "a = 1  # type: ignore\n"
         "b = 2  # noqa: E501\n"
         "c = 3  # my-hook-ok: why\n"
+        "# SPDX-License-Identifier: Apache-2.0\n"
         "d = '# gpu-sync-ok: in a string'\n"
     )
     assert summarise(source, "m", "m.py", False).marker_comments == ((3, "my-hook-ok"),)
