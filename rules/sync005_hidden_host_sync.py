@@ -80,6 +80,12 @@ class HiddenHostSync(StepRule):
     function (`setup_only_functions`: warm-up, profiling, capture). The
     witness is the call chain from the step root to the sync.
 
+    Only syncs the walk is certain of are reported. A `.tolist()` of a tensor
+    of unknown origin, `x[mask]`, a blocking copy between tensors it cannot
+    place, a call into a `torch.compile`d function sync only if a tensor is on
+    the device: they count towards a sanctioned region (`syncscan audit` lists
+    the regions where nothing was found) and are never reported.
+
     On by default where a pack names the engine's sanctioned syncs (a region
     or a comment marker); where none does, the engine cannot say which of its
     syncs it means, and the rule reports only when selected by name
