@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 # Every rule's code, in code order: what selection, suppressions and the run
 # record need, known without importing the analysis the rules run on (a fully
 # reused check never loads it; a test holds this equal to the rule classes).
-CODES = ("SYNC001", "SYNC002", "SYNC003", "SYNC004")
+CODES = ("SYNC001", "SYNC002", "SYNC003", "SYNC004", "SYNC005")
 
 
 def all_rules() -> list[type[Rule]]:
@@ -20,9 +20,16 @@ def all_rules() -> list[type[Rule]]:
     from .sync002_completion_without_barrier import CompletionWithoutBarrier
     from .sync003_write_outside_guard import WriteOutsideGuard
     from .sync004_stream_order_hazard import StreamOrderHazard
+    from .sync005_hidden_host_sync import HiddenHostSync
 
     return sorted(
-        [UnboundedStep, CompletionWithoutBarrier, WriteOutsideGuard, StreamOrderHazard],
+        [
+            UnboundedStep,
+            CompletionWithoutBarrier,
+            WriteOutsideGuard,
+            StreamOrderHazard,
+            HiddenHostSync,
+        ],
         key=lambda r: r.code,
     )
 

@@ -52,8 +52,9 @@ class Analysed:
     reused: bool = False
 
 
-def inputs_key(project: Project, packs: PackSet, rule_codes: list[str]) -> str:
-    """Everything a result depends on besides the files' contents."""
+def inputs_key(project: Project, packs: PackSet, rule_codes: list[str], named: bool = False) -> str:
+    """Everything a result depends on besides the files' contents (`named`: the
+    codes were selected by name, which switches opt-in rules on)."""
     data = [
         __version__,
         SUMMARY_FORMAT,
@@ -63,6 +64,7 @@ def inputs_key(project: Project, packs: PackSet, rule_codes: list[str]) -> str:
         _stable(project.config),
         _stable(packs),
         sorted(rule_codes),
+        named,
         sorted((module, str(path)) for module, path in project.modules.items()),
     ]
     return _digest(data)

@@ -152,7 +152,7 @@ def run(
     analysis = None
     try:
         if reuse_findings and cache is not None:
-            key = reuse.inputs_key(project, packs, codes)
+            key = reuse.inputs_key(project, packs, codes, bool(select))
             analysed = reuse.load(cache, key, facts, _resummariser(project, summariser))
         if analysed is None:
             # The analysis loads only when a run needs it: a check whose
@@ -163,6 +163,7 @@ def run(
             rules = [rule for rule in all_rules() if rule.code in codes]
             walkers = jobs if walk_jobs is None else walk_jobs
             analysis = Analysis(project, packs, summariser.get(), facts, walkers)
+            analysis.selected = frozenset(codes) if select else frozenset()
             analysed = _analyse(analysis, summariser.get(), rules, progress)
             analysed.stats["cache_hits"] = cache.hits if cache else 0
             if key is not None and cache is not None:

@@ -52,7 +52,10 @@ ENGINES = {
 
 CODES = ("SYNC001", "SYNC002", "SYNC003", "SYNC004")
 FAMILY_CODE = {1: "SYNC001", 2: "SYNC002", 3: "SYNC003", 4: "SYNC004"}
-VERDICTS = ("bug", "false-positive", "unclear")
+# "unmarked" (SYNC005 only): a host sync the engine means to make (the code needs
+# the value, or the feature exists to wait) but did not wrap in its sanctioned
+# region or mark; it stalls overlapping steps all the same.
+VERDICTS = ("bug", "unmarked", "false-positive", "unclear")
 REVIEWED_SEVERITIES = ("error", "warning")
 
 
@@ -305,7 +308,7 @@ def toml_entry(record: Record) -> str:
             f'function = "{record.function}"',
             f"mode = {_toml_string(record.mode_label)}",
             f'fingerprint = ["{record.fingerprint}"]',
-            'verdict = "unclear"  # bug | false-positive | unclear',
+            'verdict = "unclear"  # bug | unmarked | false-positive | unclear',
             f'why = "TODO: read {record.path}:{record.line} ({record.severity})"',
             "",
         ]

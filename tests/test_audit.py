@@ -161,7 +161,7 @@ def test_json_audit_is_the_same_bytes_from_two_runs_and_two_checkouts(
     data = json.loads(outputs[0])
     assert set(data) == {
         "version", "schema", "findings", "roots", "mode_labels", "paths", "quiescence",
-        "graph", "unresolved", "stats", "diagnostics",
+        "graph", "unresolved", "sanctioned_regions_without_sync", "stats", "diagnostics",
     }  # fmt: skip
     assert "seconds" not in data["stats"]
     unbounded = [p for p in data["paths"] if p["verdict"] == "unbounded"]

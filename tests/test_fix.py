@@ -156,7 +156,11 @@ def test_the_seed_findings_of_vllm_0_28_are_fixed_like_upstream(
     assert seeds == ["SYNC001", "SYNC002", "SYNC002"]
     assert outcome.after is not None
     left = sorted((f.code, f.fingerprint) for f in outcome.after.findings)
-    kept = sorted((f.code, f.fingerprint) for f in result_0_28.findings if f.code == "SYNC003")
+    # SYNC003 and SYNC005 findings stay as they were: the fix's wait carries vLLM's
+    # `# gpu-sync-ok: <reason>` marker, so it adds no hidden-host-sync finding.
+    kept = sorted(
+        (f.code, f.fingerprint) for f in result_0_28.findings if f.code in ("SYNC003", "SYNC005")
+    )
     assert left == kept
     diff = outcome.diff()
     added = [line[1:].strip() for line in diff.splitlines() if line.startswith("+ ")]
@@ -170,7 +174,8 @@ def test_the_seed_findings_of_vllm_0_28_are_fixed_like_upstream(
     runner_lines = outcome.files[runner][1].count("\n") - outcome.files[runner][0].count("\n")
     assert runner_lines <= 9  # attribute (wrapped), wait, record
     assert sum("torch.cuda.Event()" in line for line in added) == 1
-    assert sum(line.endswith(".synchronize()") and "reuse_event" in line for line in added) == 1
+    waits = [line for line in added if ".synchronize()  # gpu-sync-ok: " in line]
+    assert len(waits) == 1 and "reuse_event" in waits[0], added
     assert sum(line.endswith(".record()") for line in added) == 1
     assert sum(line == 'self.collective_rpc("synchronize_device")' for line in added) == 3
     assert "def synchronize_device(self) -> None:" in added

@@ -295,7 +295,8 @@ def test_github_writes_one_annotation_per_finding(shape: str, variant: str) -> N
     for line, finding in zip(lines, result.findings, strict=True):
         assert _ANNOTATION.match(line), line
         loc = finding.location
-        assert line.startswith(f"::error file={loc.path},line={loc.line},col={loc.column},")
+        command = {"error": "error", "warning": "warning", "note": "notice"}[finding.severity]
+        assert line.startswith(f"::{command} file={loc.path},line={loc.line},col={loc.column},")
         witness = " -> ".join(f"{w.path}:{w.line}" for w in finding.witness)
         assert line.endswith(f" (witness: {witness})")
 

@@ -248,9 +248,21 @@ def step(x):
 """
 
 
-def test_gpu_sync_ok_comment_is_recorded() -> None:
+def test_marker_comments_are_recorded_whatever_the_packs_say() -> None:
+    """Only comments count (line 8 has none); the packs pick the markers later."""
     summary = summarise(SANCTIONED_SOURCE, "m", "m.py", False)
-    assert summary.sanctioned_sync_lines == (7,)  # only the commented line, not line 8
+    assert summary.marker_comments == ((7, "gpu-sync-ok"),)
+
+
+def test_a_marker_is_a_lower_case_hyphenated_word_before_a_colon() -> None:
+    source = (
+        "a = 1  # type: ignore\n"
+        "b = 2  # noqa: E501\n"
+        "c = 3  # my-hook-ok: why\n"
+        "# SPDX-License-Identifier: Apache-2.0\n"
+        "d = '# gpu-sync-ok: in a string'\n"
+    )
+    assert summarise(source, "m", "m.py", False).marker_comments == ((3, "my-hook-ok"),)
 
 
 def test_suppressions_are_recorded_with_codes_and_reason() -> None:
@@ -278,7 +290,7 @@ def test_gpu_sync_allowed_block_is_a_with_of_that_call() -> None:
 def test_comment_records_survive_the_cache_round_trip() -> None:
     summary = summarise(SANCTIONED_SOURCE, "m", "m.py", False)
     again = summary_from_data(json.loads(json.dumps(summary_to_data(summary))))
-    assert again.sanctioned_sync_lines == summary.sanctioned_sync_lines
+    assert again.marker_comments == summary.marker_comments
     assert again == summary
 
 

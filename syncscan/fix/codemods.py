@@ -148,6 +148,7 @@ def arm_reuse_event(finding: Finding, ctx: Context) -> Proposal:
     )
     cls = owner.rsplit(".", 1)[-1]
     event = f"self.{name}"
+    mark = _sanctioned_mark(ctx, "the step rewrites inputs the last step's kernels read")
     return Proposal(
         finding,
         (
@@ -158,10 +159,19 @@ def arm_reuse_event(finding: Finding, ctx: Context) -> Proposal:
                 "__init__",
                 ctx.assignment(path, event, f"{constructor}() if {condition} else None"),
             ),
-            Before(path, first, f"if {event} is not None:\n    {event}.synchronize()\n"),
+            Before(path, first, f"if {event} is not None:\n    {event}.synchronize(){mark}\n"),
             Before(path, finding.location.line, f"if {event} is not None:\n    {event}.record()\n"),
         ),
     )
+
+
+def _sanctioned_mark(ctx: Context, why: str) -> str:
+    """A trailing `  # <marker>: why` for a wait the fix means to add, where a
+    pack names the engine's comment marker for sanctioned syncs (vLLM's
+    `gpu-sync-ok`, which its pre-commit hook also asks for): the wait then
+    stalls the step on purpose and SYNC005 does not report it."""
+    markers = sorted(ctx.packs.vocabulary.names("sanctioned_sync_markers"))
+    return f"  # {markers[0]}: {why}" if markers else ""
 
 
 def _first_statement(function) -> ir.Stmt:
@@ -292,5 +302,9 @@ CODEMODS: dict[str, Codemod] = {
     "SYNC004": no_automatic_fix(
         "which stream should wait for which (or record_stream, or double-buffering) is a "
         "design choice"
+    ),
+    "SYNC005": no_automatic_fix(
+        "whether the value can stay on the device, be read after the deferred wait, or "
+        "the sync is meant (a sanctioned region or a gpu-sync-ok line) is a design choice"
     ),
 }

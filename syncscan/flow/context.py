@@ -52,6 +52,9 @@ class Analysis:
         self.buffers = BufferOracle(self.program, self.types, packs.vocabulary)
         self.notes: list[str] = []
         self.walk_processes = 0  # worker processes the roots were walked in (0: none)
+        # Rule codes the run selected by name (--select, [tool.syncscan] select):
+        # an opt-in rule reports only then.
+        self.selected: frozenset[str] = frozenset()
         # Progress: called with (phase, done, total) as each phase begins.
         self.on_phase: Callable[[str, int, int], None] | None = None
 
@@ -133,6 +136,18 @@ class Analysis:
         results = analyzer.analyse_all(self.roots, walking)
         self.walk_processes = analyzer.processes_used
         return results
+
+    @cached_property
+    def sanctioned_regions(self) -> dict[tuple[str, int], frozenset[tuple[str, int, bool]]]:
+        """Each `with <sanctioned_sync_contexts>():` region the step walks entered
+        ((path, line)), with the host sync sites met inside it ((path, line,
+        certain): certain False for a sync only if a tensor is on the device,
+        which the walk cannot tell) — SYNC005's recall."""
+        regions: dict[tuple[str, int], set[tuple[str, int, bool]]] = {}
+        for result in self.step_results:
+            for region, sites in result.sanctioned_regions.items():
+                regions.setdefault(region, set()).update(sites)
+        return {r: frozenset(regions[r]) for r in sorted(regions)}
 
     @cached_property
     def quiescence_results(self) -> list[QuiescenceResult]:

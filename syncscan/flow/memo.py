@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from syncscan.findings import WitnessStep
+from syncscan.flow.host_syncs import HostSync
 from syncscan.flow.state import PathState, without_carried
 from syncscan.flow.symbols import Renamer
 
@@ -34,6 +35,8 @@ class CalleeWalk:
     cuts: frozenset[tuple[str, str | None]]
     unchanged: bool
     read: frozenset[str] = frozenset()
+    # The host syncs met inside, relative to the callee's entry (host_syncs.py).
+    syncs: tuple[HostSync, ...] = ()
 
     def renamed(self, renamer: Renamer) -> CalleeWalk:
         return CalleeWalk(
@@ -42,6 +45,7 @@ class CalleeWalk:
             self.cuts,
             self.unchanged,
             renamer.names(self.read),
+            self.syncs,
         )
 
     def reusable(self, start: Assumptions) -> CalleeWalk:
@@ -56,6 +60,7 @@ class CalleeWalk:
             self.cuts,
             self.unchanged,
             self.read,
+            self.syncs,
         )
 
 

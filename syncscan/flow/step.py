@@ -13,12 +13,13 @@ pending, with no such wait before it, is a race.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import count
 from typing import NamedTuple
 
 from syncscan.flow import parallel
 from syncscan.flow.alternatives import Alternatives
+from syncscan.flow.host_syncs import HostSync, Region, RegionSite
 from syncscan.flow.identity import root_anchors
 from syncscan.flow.keys import assigned_key, entry_path
 from syncscan.flow.modes import is_per_step
@@ -90,6 +91,10 @@ class RootAnalysis:
     root: StepRoot
     paths: list[StepPath]
     incomplete: str | None = None
+    # The host syncs the step's phases met, with their call chains (SYNC005).
+    host_syncs: tuple[HostSync, ...] = ()
+    # The sanctioned regions its phases entered, with the syncs met inside.
+    sanctioned_regions: dict[Region, frozenset[RegionSite]] = field(default_factory=dict)
 
 
 def find_roots(program: Program, packs: PackSet) -> tuple[list[StepRoot], list[str]]:
@@ -173,10 +178,13 @@ class StepAnalyzer:
                 results[index] = analysis
         return [r for r in results if r is not None]
 
-    def _class_outcome(self, roots: list[StepRoot]) -> list[tuple[list[StepPath], str | None]]:
+    def _class_outcome(self, roots: list[StepRoot]) -> list[tuple]:
         """`analyse_class` as plain data for the trip from a worker: the roots
         (and their summaries) stay with the parent, which has them."""
-        return [(a.paths, a.incomplete) for a in self.analyse_class(roots)]
+        return [
+            (a.paths, a.incomplete, a.host_syncs, a.sanctioned_regions)
+            for a in self.analyse_class(roots)
+        ]
 
     def analyse_class(
         self, roots: list[StepRoot], walking: Callable[[StepRoot], None] | None = None
@@ -186,10 +194,17 @@ class StepAnalyzer:
         any of them (a step, a dummy run, a warm-up: the entry points share
         the buffers)."""
         walked: list[tuple[StepRoot, list[Final] | str]] = []
+        syncs: dict[str, tuple[HostSync, ...]] = {}
+        regions: dict[str, dict[Region, frozenset[RegionSite]]] = {}
         for root in roots:
             if walking is not None:
                 walking(root)
+            self.walker.host_syncs.take()  # nothing met before this root's phases
+            self.walker.host_syncs.take_regions()
             walked.append((root, self._walk(root)))
+            # The phases only: the resolution walks (`_verdict`) come later.
+            syncs[root.name] = self.walker.host_syncs.take()
+            regions[root.name] = self.walker.host_syncs.take_regions()
         self._pairs.clear()
         next_steps: list[NextStep] = []
         for root, finals in walked:
@@ -204,12 +219,14 @@ class StepAnalyzer:
         results = []
         for root, finals in walked:
             if isinstance(finals, str):
-                results.append(RootAnalysis(root, [], incomplete=finals))
+                results.append(RootAnalysis(root, [], finals, syncs[root.name], regions[root.name]))
                 continue
             if root.spec.discards_output:
                 # A dummy batch's reads of torn memory reach no output: its paths
                 # matter only as the next step of the others (their writes).
-                results.append(RootAnalysis(root, [_discarded(s, r) for s, r in finals]))
+                discarded = [_discarded(s, r) for s, r in finals]
+                met = syncs[root.name], regions[root.name]
+                results.append(RootAnalysis(root, discarded, None, *met))
                 continue
             paths = [
                 replace(
@@ -218,7 +235,7 @@ class StepAnalyzer:
                 )
                 for state, returns in finals
             ]
-            results.append(RootAnalysis(root, paths))
+            results.append(RootAnalysis(root, paths, None, syncs[root.name], regions[root.name]))
         return results
 
     def _stream_hazards(self, state: PathState, next_steps: list[NextStep]) -> tuple[Hazard, ...]:

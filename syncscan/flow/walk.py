@@ -18,8 +18,10 @@ from functools import partial
 from syncscan.flow.attributes import SelfAttributes, relevant
 from syncscan.flow.buffers import BufferOracle, moves_to_device, non_blocking
 from syncscan.flow.frames import BufferFact, Frame, ParamBinding
+from syncscan.flow.host_syncs import HostSyncs
 from syncscan.flow.identity import Anchors, ObjectNames
 from syncscan.flow.keys import assigned_key
+from syncscan.flow.mask_index import boolean_locals, mask_indexed
 from syncscan.flow.memo import CalleeMemo, CalleeWalk, Completion
 from syncscan.flow.modes import ModeOracle
 from syncscan.flow.state import (
@@ -107,6 +109,8 @@ class Walker:
         self._active: dict[tuple[str, str | None], set[tuple[str, str | None]]] = {}
         self._raising: dict[str, frozenset[int]] = {}
         self._calls: dict[int, tuple[ir.Expr, tuple[ir.Call, ...]]] = {}
+        self._masks: dict[int, tuple[ir.Stmt, bool]] = {}
+        self._mask_locals: dict[int, tuple[FunctionSummary, frozenset[str]]] = {}
         self._event_types = vocabulary.names("event_types")
         self._stream_types = vocabulary.names("stream_types")
         # Quiescence walks (barriers_only) ask nothing of the streams.
@@ -120,6 +124,8 @@ class Walker:
         self.completions: list[Completion] = []
         self.cpu_barriers: list[WitnessStep] = []
         self._completion_stack: list[list[Completion]] = []
+        # Host syncs met on the way, for SYNC005 only: never a path fact.
+        self.host_syncs = HostSyncs(vocabulary, enabled=not barriers_only)
 
     def restart(self) -> None:
         """Forget the callee walks and the work done: a new root begins."""
@@ -197,6 +203,8 @@ class Walker:
         depth: int,
         on_yield: YieldHook | None,
     ) -> tuple[list[PathState], list[Exit]]:
+        if self.host_syncs.enabled and isinstance(stmt, ir.Eval | ir.Assign | ir.Return):
+            self.mask_indexing(stmt, frame, states)
         if isinstance(stmt, ir.Eval):
             if isinstance(stmt.value, ir.Yield) and on_yield is not None:
                 states = self.expr(stmt.value.value, frame, states, depth)
@@ -296,12 +304,16 @@ class Walker:
             for arg in (*context.args, *(v for _, v in context.kwargs)):
                 states = self.expr(arg, frame, states, depth)
             site = self.resolver.resolve(context, frame.scope)
+            if self.host_syncs.is_sanctioned(self._names_of(site)):
+                body = self.sanctioned(stmt, frame, body)
             managers = [c for c in site.callees if c.function.has_decorator("contextmanager")]
             if managers and depth < MAX_DEPTH:
                 return self.enter_generator(site, managers, frame, states, depth, body)
             if site.constructs is not None:
                 return self.enter_object(site, frame, states, depth, body)
         else:
+            if self._sanctioned_choice(context, frame):
+                body = self.sanctioned(stmt, frame, body)
             states = self.expr(context, frame, states, depth)
         stream = self.streams.context_stream(context, frame)
         if stream is not None:
@@ -309,6 +321,35 @@ class Walker:
         if site is not None:
             states = self.effects(site, frame, states, depth)
         return body(states)
+
+    def _sanctioned_choice(self, context: ir.Expr, frame: Frame) -> bool:
+        """`with (nullcontext() if c else <sanctioned>()):`: the engine sanctions
+        the body's syncs where they happen; in the other branch it holds that
+        there are none (vLLM's DP all-reduce: on the host there, on the device
+        here), so the body is a sanctioned region."""
+        if not self.host_syncs.enabled or not isinstance(context, ir.IfExp):
+            return False
+        return any(
+            isinstance(branch, ir.Call)
+            and self.host_syncs.is_sanctioned(
+                self._names_of(self.resolver.resolve(branch, frame.scope))
+            )
+            for branch in (context.body, context.orelse)
+        )
+
+    def sanctioned(self, stmt: ir.With, frame: Frame, body: YieldHook) -> YieldHook:
+        """The body of `with <sanctioned_sync_contexts>():`: its host syncs are meant."""
+        region = (frame.relpath, stmt.line)
+        why = f"inside a sanctioned region (line {stmt.line})"
+
+        def inside(states: list[PathState]) -> tuple[list[PathState], list[Exit]]:
+            self.host_syncs.open(region, why)
+            try:
+                return body(states)
+            finally:
+                self.host_syncs.close()
+
+        return inside
 
     def on_stream(
         self, stream: str, states: list[PathState], body: YieldHook
@@ -569,6 +610,7 @@ class Walker:
                 return states
             if site.external in vocab.names("full_device_waits"):
                 t = trace(f"host waits for the whole device ({site.external})")
+                self.host_sync(frame, t, states)
                 return [s.on_wait(t, DEVICE_BARRIER) for s in states]
             if site.external in vocab.names("write_functions") and call.args:
                 return self.write(
@@ -577,6 +619,8 @@ class Walker:
             if any(site.external.startswith(p) for p in vocab.names("launch_prefixes")):
                 reads = self.buffers.accesses(arguments, frame)
                 return [s.on_launch(trace(f"launches {site.external}"), reads) for s in states]
+        if self.host_syncs.enabled:
+            self.hidden_syncs(site, frame, states)
         out = kwargs.get(vocab.scalar("out_keyword", "out"))
         if out is not None:
             states = self.write(out, frame, states, (call.line, call.col), "writes (out=)")
@@ -595,6 +639,7 @@ class Walker:
                     # The receiver as written: the witness names source text.
                     text = ir.dotted(site.receiver) or f"<{receiver_kind}@{call.line}>"
                     t = trace(f"host waits on {receiver_kind} {text}.{method}()")
+                    self.host_sync(frame, t, states)
                     if receiver_kind == "event":
                         return [s.on_wait(t, event) for s in states]
                     stream = self.streams.stream_of(site.receiver, frame) or CURRENT
@@ -613,8 +658,16 @@ class Walker:
                 and self._copies_device_data(site, frame)
             ):
                 t = trace(f"host waits: .{method}() copies a device tensor to the host")
+                self.host_sync(frame, t, states)
                 states = self.streams.on_copy_to_host(site, frame, states, t)
                 return [s.on_wait(t, DEVICE_BARRIER, CURRENT) for s in states]
+            if (
+                self.host_syncs.enabled
+                and not self.barriers_only
+                and method in vocab.names("implicit_wait_methods")
+                and not self._known_host(site.receiver, frame)
+            ):
+                self.maybe_sync(frame, call, f".{method}() of a tensor of unknown origin", states)
             if method in vocab.names("copy_methods"):
                 copied = self.copy(site, frame, states)
                 if copied is not None:
@@ -658,6 +711,9 @@ class Walker:
             if asynchronous:
                 t = (self.site_step(frame, call, f"launches an asynchronous copy (.{method})"),)
                 return [s.on_launch(t) for s in states]
+            if method == "copy_" and not self.barriers_only:
+                what = "a blocking copy between tensors of unknown origin"
+                self.maybe_sync(frame, call, what, states)
             return None
         if method == "copy_" and host_dst and src is not None and src.host:
             return None  # host to host: an ordinary write, handled by the caller
@@ -688,6 +744,15 @@ class Walker:
             return states
         note = f"host waits: a blocking copy (.{method}) to or from pageable or host memory"
         t = (self.site_step(frame, call, note),)
+        if asynchronous:
+            staged = (
+                f"host waits: .{method}(non_blocking=True) from pageable memory "
+                "is staged synchronously"
+            )
+            self.host_sync(frame, (self.site_step(frame, call, staged),), states)
+        else:
+            # `non_blocking=<expression>` may well be true: the sync is uncertain.
+            self.host_sync(frame, t, states, certain=not _decided_elsewhere(call))
         return [s.on_wait(t, DEVICE_BARRIER, CURRENT) for s in states]
 
     def _uva_copy(
@@ -726,6 +791,10 @@ class Walker:
         )
         t = (self.site_step(frame, site.call, note),)
         return [s.on_launch(t, ((fresh_identity(fact.site), "write"),)) for s in states]
+
+    def _known_host(self, expr: ir.Expr, frame: Frame) -> bool:
+        fact = self.buffers.provenance(expr, frame)
+        return fact is not None and fact.host
 
     def _copies_device_data(self, site: CallSite, frame: Frame) -> bool:
         """`.tolist()` of a known device tensor; `.cpu()` (blocking) of anything not
@@ -779,6 +848,86 @@ class Walker:
         self.cpu_barriers = []
         fall, exits = self.run(frame, states)
         return fall, exits, self.completions, self.cpu_barriers
+
+    # ------------------------------------------------------------------ host syncs (SYNC005)
+    def host_sync(
+        self,
+        frame: Frame,
+        trace: Trace,
+        states: list[PathState],
+        wait: bool = True,
+        certain: bool = True,
+    ) -> None:
+        """Remember a host sync the walk met (host_syncs.py); the states are untouched."""
+        if not self.host_syncs.enabled:
+            return
+        step = trace[-1]
+        why = self.host_syncs.marked(frame.scope.module.marker_comments, step.line)
+        modes = list(dict.fromkeys(s.assumptions for s in states))
+        self.host_syncs.met(step, modes, why, wait, certain)
+
+    def maybe_sync(self, frame: Frame, call: ir.Call, what: str, states: list[PathState]) -> None:
+        """A sync only if the tensor is on the device, which the walk cannot tell."""
+        step = self.site_step(frame, call, f"host may wait: {what}")
+        self.host_sync(frame, (step,), states, wait=False, certain=False)
+
+    def mask_indexing(self, stmt: ir.Stmt, frame: Frame, states: list[PathState]) -> None:
+        """`x[mask]` in the statement (mask_index.py): an uncertain sync."""
+        entry = self._masks.get(id(stmt))
+        if entry is None or entry[0] is not stmt:
+            fn = frame.function
+            known = self._mask_locals.get(id(fn))
+            if known is None or known[0] is not fn:
+                known = self._mask_locals[id(fn)] = (fn, boolean_locals(fn))
+            masks = known[1]
+            parts = (getattr(stmt, "value", None), *getattr(stmt, "targets", ()))
+            entry = self._masks[id(stmt)] = (stmt, any(mask_indexed(p, masks) for p in parts))
+        if entry[1]:
+            step = WitnessStep(
+                frame.relpath,
+                stmt.line,
+                frame.function.qualname,
+                "host may wait: boolean-mask indexing has a data-dependent shape",
+                column=stmt.col,
+            )
+            self.host_sync(frame, (step,), states, wait=False, certain=False)
+
+    def hidden_syncs(self, site: CallSite, frame: Frame, states: list[PathState]) -> None:
+        """Syncs only SYNC005 counts: data-dependent-shape ops and scalar
+        conversions of device data (a pack's rows). They block the host (measured:
+        README *GPU checks*), but the walk never counted them as waits, so they
+        stay out of the path states: SYNC001-SYNC004 are unchanged by them."""
+        vocab, call, method = self.vocab, site.call, site.method
+        compilers = vocab.names("compile_decorators")
+        if compilers and any(c.function.has_decorator(*compilers) for c in site.callees):
+            what = "a compiled function may compile on this call and read sizes on the host"
+            self.maybe_sync(frame, call, what, states)
+        if site.external is not None and site.external in vocab.names("device_load_functions"):
+            self.maybe_sync(frame, call, f"{site.external}() loads onto a device", states)
+        subject: ir.Expr | None = None
+        if site.external is not None and call.args:
+            if site.external in vocab.names("data_dependent_sync_functions"):
+                subject, what = call.args[0], f"{site.external}() has a data-dependent shape"
+            elif site.external in vocab.names("scalar_conversions"):
+                name = site.external.rpartition(".")[2]
+                subject, what = call.args[0], f"{name}() reads a device tensor's value"
+        elif site.receiver is not None and method in vocab.names("data_dependent_sync_methods"):
+            subject, what = site.receiver, f".{method}() has a data-dependent shape"
+        if subject is None:
+            return
+        fact = self.buffers.provenance(subject, frame)
+        if fact is None or not fact.device:
+            # Only a tensor known to live on the device surely makes the host wait.
+            if fact is None or not fact.host:
+                self.maybe_sync(frame, call, what, states)
+            return
+        note = f"host waits: {what}"
+        self.host_sync(frame, (self.site_step(frame, call, note),), states, wait=False)
+
+    def _names_of(self, site: CallSite) -> list[str]:
+        """What a call runs, by qualified name (its callees, or the external name)."""
+        names = [c.function.qualname for c in site.callees]
+        return [*names, site.external] if site.external is not None else names
 
     def _receiver_kind(self, site: CallSite) -> str | None:
         for t in site.receiver_types:
@@ -903,6 +1052,7 @@ class Walker:
             memo = self._memo.put(real_frame, start.assumptions, memo.renamed(renamer))
         if CONSULTED:
             CONSULTED[-1].update(memo.read)  # the walk under way read them through this one
+        self.host_syncs.replay(step, fn.qualname, memo.syncs, state.assumptions)
         if memo.unchanged:
             return [state]  # the callee changed nothing this walk tracks
         known = start.assumptions
@@ -920,17 +1070,19 @@ class Walker:
         self._active[context] = set()
         self._completion_stack.append([])
         CONSULTED.append(set())
+        self.host_syncs.enter_walk()
         try:
             fall, exits = self.run(frame, [start], depth + 1)
         finally:
             cuts = self._active.pop(context)
             inside = self._completion_stack.pop()
             consulted = CONSULTED.pop()
+            syncs = self.host_syncs.leave_walk()
         # Its exits merge like any join: the caller sees outcomes, not returns.
         outs = merge(dedupe(fall + [e.state for e in exits if not e.outer]))
         unchanged = not inside and len(outs) == 1 and outs[0] == start
         read = frozenset(k for k, _ in start.assumptions if k in consulted)
-        walk = CalleeWalk(outs, inside, frozenset(cuts), unchanged, read)
+        walk = CalleeWalk(outs, inside, frozenset(cuts), unchanged, read, syncs)
         return walk.reusable(start.assumptions)
 
     def _depend(self, cuts: frozenset[tuple[str, str | None]]) -> None:
@@ -970,6 +1122,11 @@ class Walker:
         return ReturnInfo(
             frame.relpath, stmt.line, frame.function.qualname, types, is_none, text, stmt.col
         )
+
+
+def _decided_elsewhere(call: ir.Call) -> bool:
+    """`non_blocking=` given as an expression, not a constant: decided at run time."""
+    return any(k == "non_blocking" and not isinstance(v, ir.Const) for k, v in call.kwargs)
 
 
 def with_fall_through(exits: list[Exit], fall: list[PathState], frame: Frame) -> list[Exit]:

@@ -23,7 +23,7 @@ from functools import cached_property
 from itertools import accumulate
 
 from syncscan.index import ir
-from syncscan.index.comments import sanctioned_lines
+from syncscan.index.comments import marker_comments
 from syncscan.index.summary import (
     ClassSummary,
     FunctionSummary,
@@ -108,7 +108,7 @@ def summarise(source: str, module: str, path: str, is_package: bool) -> ModuleSu
         functions=builder.functions,
         classes=builder.classes,
         assigns=builder.assigns,
-        sanctioned_sync_lines=sanctioned_lines(source),
+        marker_comments=marker_comments(source),
     )
 
 

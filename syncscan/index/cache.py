@@ -32,7 +32,7 @@ from syncscan.index.summary import (
 )
 
 # Bump when ModuleSummary or the IR changes shape or meaning.
-SUMMARY_FORMAT = 9
+SUMMARY_FORMAT = 11
 
 _TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"

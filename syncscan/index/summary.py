@@ -104,7 +104,8 @@ class ModuleSummary:
     functions: dict[str, FunctionSummary]
     classes: dict[str, ClassSummary]
     assigns: dict[str, Expr]  # module-level `NAME = value`
-    sanctioned_sync_lines: tuple[int, ...] = field(default=())
+    # (line, marker) of each `# some-marker: why` comment (index/comments.py).
+    marker_comments: tuple[tuple[int, str], ...] = field(default=())
 
 
 def find_function(summary: ModuleSummary, qualname: str) -> FunctionSummary | None:
@@ -162,7 +163,7 @@ def summary_to_data(
             for k, c in summary.classes.items()
         },
         "assigns": {k: to_data(v) for k, v in summary.assigns.items()},
-        "sanctioned_sync_lines": list(summary.sanctioned_sync_lines),
+        "marker_comments": [list(pair) for pair in summary.marker_comments],
     }
 
 
@@ -263,5 +264,5 @@ def summary_from_data(data: dict[str, Any], rebuild: Rebuild | None = None) -> M
         functions={k: fn(v) for k, v in data["functions"].items()},
         classes={k: cls(c) for k, c in data["classes"].items()},
         assigns={k: from_data(v) for k, v in data["assigns"].items()},
-        sanctioned_sync_lines=tuple(data["sanctioned_sync_lines"]),
+        marker_comments=tuple((int(line), str(marker)) for line, marker in data["marker_comments"]),
     )

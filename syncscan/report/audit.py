@@ -238,6 +238,19 @@ def render_unresolved(console: Console, audit: Audit, verbose: bool) -> None:
             line(console, f"... {len(audit.unresolved) - _UNRESOLVED_SHOWN} more", indent=2)
 
 
+def render_silent_regions(console: Console, audit: Audit) -> None:
+    if not audit.silent_regions:
+        return
+    line(
+        console,
+        f"{counted(len(audit.silent_regions), 'sanctioned region')} on the step path "
+        f"{'holds' if len(audit.silent_regions) == 1 else 'hold'} no host sync syncscan "
+        "recognises (a call it cannot follow, or a stale annotation):",
+    )
+    for where in audit.silent_regions:
+        line(console, where, indent=2)
+
+
 def render_statistics(console: Console, audit: Audit, verbose: bool) -> None:
     stats = dict(audit.stats)
     line(
@@ -265,4 +278,5 @@ def render(console: Console, audit: Audit, verbose: bool = False) -> None:
     for point in audit.quiescence:
         render_quiescence(console, point, verbose)
     render_unresolved(console, audit, verbose)
+    render_silent_regions(console, audit)
     render_statistics(console, audit, verbose)

@@ -340,6 +340,15 @@ class HtmlAudit:
             "</table></details>"
         )
 
+    def silent_regions(self) -> str:
+        if not self.audit.silent_regions:
+            return "<p>None.</p>"
+        items = "".join(f"<li><code>{_e(w)}</code></li>" for w in self.audit.silent_regions)
+        return (
+            "<p>Regions the engine sanctions for host syncs where syncscan recognises "
+            f"none: a call it cannot follow, or a stale annotation.</p><ul>{items}</ul>"
+        )
+
     def statistics(self) -> str:
         rows = "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in self.audit.stats)
         notes = "".join(f"<li>{_e(n)}</li>" for n in self.audit.notes)
@@ -371,6 +380,7 @@ class HtmlAudit:
             ("functions", "Functions on the step path", self.functions()),
             ("quiescence", "Quiescence points", points or "<p>None.</p>"),
             ("unresolved", "Unresolved calls on the step path", self.unresolved()),
+            ("sanctioned", "Sanctioned regions with no sync found", self.silent_regions()),
             ("statistics", "Statistics", self.statistics()),
         )
         nav = "".join(f'<a href="#{key}">{_e(title)}</a>' for key, title, _ in sections)

@@ -179,6 +179,7 @@ def audit_data(audit: Audit) -> dict[str, Any]:
         "unresolved": [
             {"call": u.call, "sites": u.sites, "first": u.first} for u in audit.unresolved
         ],
+        "sanctioned_regions_without_sync": list(audit.silent_regions),
         "stats": dict(audit.stats),
         "diagnostics": [
             {"kind": kind, "path": path, "line": line, "message": message}

@@ -109,5 +109,16 @@ def render(audit: Audit) -> str:
         "```",
         "",
         f"{counted(len(audit.unresolved), 'distinct unresolved call')} on the step path.",
+        *(
+            [
+                "",
+                f"{counted(len(audit.silent_regions), 'sanctioned region')} on the step path "
+                "with no host sync syncscan recognises:",
+                "",
+                *(f"- `{where}`" for where in audit.silent_regions),
+            ]
+            if audit.silent_regions
+            else []
+        ),
     ]
     return "\n".join(lines) + "\n"

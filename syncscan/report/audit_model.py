@@ -232,6 +232,10 @@ class Audit:
     stats: tuple[tuple[str, int | float], ...]
     diagnostics: tuple[tuple[str, str, int, str], ...]  # kind, path, line, message
     notes: tuple[str, ...]
+    # `path:line` of each sanctioned region (`with gpu_sync_allowed():`) on the
+    # step path where the walk met no host sync, certain or possible: a call it
+    # could not follow, or an annotation the code no longer needs.
+    silent_regions: tuple[str, ...] = ()
 
     def path(self, path_id: str) -> AuditPath:
         return self._by_id()[path_id]
@@ -572,6 +576,11 @@ def build(result: RunResult) -> Audit:
         stats=stats,
         diagnostics=tuple((d.kind, d.path, d.line, d.message) for d in result.diagnostics),
         notes=tuple(result.notes),
+        silent_regions=tuple(
+            f"{path}:{line}"
+            for (path, line), syncs in result.analysis.sanctioned_regions.items()
+            if not syncs
+        ),
     )
 
 
