@@ -115,7 +115,9 @@ def timed(command: list[str]) -> tuple[float, int]:
     return time.perf_counter() - start, usage.ru_maxrss
 
 
-HOG_WARMUP = 30  # seconds: the one-minute load average then shows the hog (workers.py)
+# Seconds before the first hogged run: the running count shows the hog at once, the
+# one-minute load average (where there is no running count) after about this long.
+HOG_WARMUP = 30
 
 
 def cold_under_hog(syncscan: list[str], cache: Path, runs: int) -> dict[str, list[float]]:
@@ -132,6 +134,7 @@ def cold_under_hog(syncscan: list[str], cache: Path, runs: int) -> dict[str, lis
         for _ in range(runs):
             for jobs, extra in (("default", []), ("1", ["--jobs", "1"])):
                 if jobs == "default":
+                    default_jobs.cache_clear()  # asked afresh, as the run will ask it
                     seconds["chosen"].append(default_jobs())
                 shutil.rmtree(cache, ignore_errors=True)
                 seconds[jobs].append(timed([*syncscan, "--cache-dir", str(cache), *extra])[0])
