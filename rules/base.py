@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from syncscan.findings import (  # noqa: F401 - the rules' vocabulary, re-exported
     Finding,
@@ -72,6 +72,14 @@ class Rule:
     INVALID: ClassVar[list[Example]]
     # What a finding's `step_root` names, as reports label it.
     root_kind: ClassVar[str] = "step root"
+
+    def finding(self, analysis: Analysis, **fields: Any) -> Finding:
+        """A finding of this rule: its code and name, its remedy unless `fields`
+        give one, at the severity the project's configuration sets (else the
+        rule's own)."""
+        fields.setdefault("remedy", self.remedy)
+        severity = analysis.project.config.severity.get(self.code, self.severity)
+        return Finding(code=self.code, name=self.name, severity=severity, **fields)
 
     @classmethod
     def documentation(cls) -> str:

@@ -253,10 +253,8 @@ class UnboundedStep(StepRule):
             for p in group[1:]
             if (p.returns[-1].path, p.returns[-1].line) != (final.path, final.line)
         )
-        return Finding(
-            code=self.code,
-            name=self.name,
-            severity=analysis.project.config.severity.get(self.code, self.severity),
+        return self.finding(
+            analysis,
             confidence="high" if any(w.pool for w in write) else "medium",
             message=message,
             location=Location(final.path, final.line, final.column, root.function.qualname),
@@ -264,7 +262,6 @@ class UnboundedStep(StepRule):
             mode=mode,
             mode_label=label,
             witness=tuple(witness),
-            remedy=self.remedy,
             related=tuple(dict.fromkeys(related)),
             fingerprint=fingerprint(
                 self.code,

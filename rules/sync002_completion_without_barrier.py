@@ -176,10 +176,8 @@ class CompletionWithoutBarrier(Rule):
         related = tuple(
             Location(s.path, s.line, s.column, s.function, f"completion: {s.kind}") for s in lacking
         )
-        return Finding(
-            code=self.code,
-            name=self.name,
-            severity=analysis.project.config.severity.get(self.code, self.severity),
+        return self.finding(
+            analysis,
             confidence="high",
             message=message,
             location=Location(first.path, first.line, first.column, spec.function),
@@ -187,7 +185,6 @@ class CompletionWithoutBarrier(Rule):
             mode=(),
             mode_label="",
             witness=tuple(witness),
-            remedy=self.remedy,
             related=related,
             fingerprint=fingerprint(
                 self.code, spec.function, *sorted(f"{s.function}:{s.kind}" for s in lacking)

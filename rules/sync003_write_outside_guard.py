@@ -195,10 +195,8 @@ class WriteOutsideGuard(StepRule):
             f"this host access covers it (missing edge: a wait on an event recorded after "
             f"the device's access)."
         )
-        return Finding(
-            code=self.code,
-            name=self.name,
-            severity=analysis.project.config.severity.get(self.code, self.severity),
+        return self.finding(
+            analysis,
             confidence="medium",
             message=message,
             location=Location(site.path, site.line, site.column, site.function),
@@ -206,7 +204,6 @@ class WriteOutsideGuard(StepRule):
             mode=mode,
             mode_label=label,
             witness=tuple(witness),
-            remedy=self.remedy,
             fingerprint=fingerprint(
                 self.code,
                 root.name,

@@ -227,10 +227,8 @@ class StreamOrderHazard(StepRule):
                 f"stream {a} may still {hazard.first_kind} it ({first.path}:{first.line}); "
                 f"{edge}."
             )
-        return Finding(
-            code=self.code,
-            name=self.name,
-            severity=analysis.project.config.severity.get(self.code, self.severity),
+        return self.finding(
+            analysis,
             confidence="medium",
             message=message,
             location=Location(second.path, second.line, second.column, second.function),

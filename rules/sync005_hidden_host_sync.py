@@ -222,10 +222,8 @@ class HiddenHostSync(StepRule):
             f"outside any sanctioned region: with overlapping steps the host stalls until the "
             f"device drains, and the next step's launches start on an idle device."
         )
-        return Finding(
-            code=self.code,
-            name=self.name,
-            severity=analysis.project.config.severity.get(self.code, self.severity),
+        return self.finding(
+            analysis,
             confidence="high" if sync.wait else "medium",
             message=message,
             location=Location(site.path, site.line, site.column, site.function),
@@ -233,7 +231,6 @@ class HiddenHostSync(StepRule):
             mode=sync.mode,
             mode_label=label,
             witness=tuple(witness),
-            remedy=self.remedy,
             fingerprint=fingerprint(
                 self.code,
                 root.name,

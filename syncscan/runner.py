@@ -162,8 +162,8 @@ def run(
 
             rules = [rule for rule in all_rules() if rule.code in codes]
             walkers = jobs if walk_jobs is None else walk_jobs
-            analysis = Analysis(project, packs, summariser.get(), facts, walkers)
-            analysis.selected = frozenset(codes) if select else frozenset()
+            named = frozenset(codes) if select else frozenset()
+            analysis = Analysis(project, packs, summariser.get(), facts, walkers, named)
             analysed = _analyse(analysis, summariser.get(), rules, progress)
             analysed.stats["cache_hits"] = cache.hits if cache else 0
             if key is not None and cache is not None:

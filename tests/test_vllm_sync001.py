@@ -119,6 +119,10 @@ def test_0_28_with_reference_remedy_is_clean(
     assert errors(fixed, "SYNC001") == []
     before = {(f.code, f.fingerprint) for f in result_0_28.findings if f.code != "SYNC001"}
     after = {(f.code, f.fingerprint) for f in fixed.findings if f.code != "SYNC001"}
-    # The remedy's own wait is a host sync in the step: SYNC005 may add it, nothing else.
+    # The remedy's own wait is a host sync in the step: SYNC005 reports it (the
+    # upstream fix carries no marker), and nothing else changes.
     assert before <= after
-    assert {code for code, _ in after - before} <= {"SYNC005"}
+    added = [f for f in fixed.findings if (f.code, f.fingerprint) in after - before]
+    lines = (tree / added[0].location.path).read_text().splitlines() if added else []
+    assert [f.code for f in added] == ["SYNC005"], added
+    assert "encoder_input_reuse_event.synchronize()" in lines[added[0].location.line - 1]

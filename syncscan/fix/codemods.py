@@ -305,6 +305,7 @@ CODEMODS: dict[str, Codemod] = {
     ),
     "SYNC005": no_automatic_fix(
         "whether the value can stay on the device, be read after the deferred wait, or "
-        "the sync is meant (a sanctioned region or a gpu-sync-ok line) is a design choice"
+        "the sync is meant (a sanctioned region, or a line with the engine's marker) is a "
+        "design choice"
     ),
 }

@@ -422,8 +422,18 @@ def _allocated(
 
 def non_blocking(call: ir.Call, vocab: Vocabulary) -> bool:
     """`non_blocking=True` on a copy: it runs on the stream after the call returns."""
-    value = dict(call.kwargs).get(vocab.scalar("async_copy_keyword", "non_blocking"))
+    value = _async_copy_argument(call, vocab)
     return isinstance(value, ir.Const) and value.value is True
+
+
+def non_blocking_at_run_time(call: ir.Call, vocab: Vocabulary) -> bool:
+    """`non_blocking=<expression>`: whether the copy waits is decided when it runs."""
+    value = _async_copy_argument(call, vocab)
+    return value is not None and not isinstance(value, ir.Const)
+
+
+def _async_copy_argument(call: ir.Call, vocab: Vocabulary) -> ir.Expr | None:
+    return dict(call.kwargs).get(vocab.scalar("async_copy_keyword", "non_blocking"))
 
 
 def _provably_false(expr: ir.Expr) -> bool:

@@ -35,9 +35,13 @@ class Analysis:
         summariser: Summariser,
         facts: FactsTable,
         jobs: int = 1,
+        selected: frozenset[str] = frozenset(),
     ) -> None:
         self.project = project
         self.jobs = jobs  # processes the run may use (the roots' walks, parallel.py)
+        # Rule codes the run selected by name (--select, [tool.syncscan] select):
+        # an opt-in rule reports only then.
+        self.selected = selected
         self.packs = packs
         self.program = Program(project, summariser, facts)
         self.types = TypeOracle(self.program)
@@ -52,9 +56,6 @@ class Analysis:
         self.buffers = BufferOracle(self.program, self.types, packs.vocabulary)
         self.notes: list[str] = []
         self.walk_processes = 0  # worker processes the roots were walked in (0: none)
-        # Rule codes the run selected by name (--select, [tool.syncscan] select):
-        # an opt-in rule reports only then.
-        self.selected: frozenset[str] = frozenset()
         # Progress: called with (phase, done, total) as each phase begins.
         self.on_phase: Callable[[str, int, int], None] | None = None
 

@@ -172,11 +172,12 @@ class StepAnalyzer:
                     on_root(next(started), len(roots))
 
             analysed = [self.analyse_class([roots[i] for i in group], walking) for group in groups]
-        results: list[RootAnalysis | None] = [None] * len(roots)
-        for group, analyses in zip(groups, analysed, strict=True):
-            for index, analysis in zip(group, analyses, strict=True):
-                results[index] = analysis
-        return [r for r in results if r is not None]
+        by_index = {
+            index: analysis
+            for group, analyses in zip(groups, analysed, strict=True)
+            for index, analysis in zip(group, analyses, strict=True)
+        }
+        return [by_index[index] for index in range(len(roots))]
 
     def _class_outcome(self, roots: list[StepRoot]) -> list[tuple]:
         """`analyse_class` as plain data for the trip from a worker: the roots
@@ -194,17 +195,17 @@ class StepAnalyzer:
         any of them (a step, a dummy run, a warm-up: the entry points share
         the buffers)."""
         walked: list[tuple[StepRoot, list[Final] | str]] = []
-        syncs: dict[str, tuple[HostSync, ...]] = {}
-        regions: dict[str, dict[Region, frozenset[RegionSite]]] = {}
+        # Per root, the host syncs and sanctioned regions its phases met (the
+        # resolution walks of `_verdict` come later and count for neither).
+        met: list[tuple[tuple[HostSync, ...], dict[Region, frozenset[RegionSite]]]] = []
+        syncs = self.walker.host_syncs
         for root in roots:
             if walking is not None:
                 walking(root)
-            self.walker.host_syncs.take()  # nothing met before this root's phases
-            self.walker.host_syncs.take_regions()
+            syncs.take()  # nothing met before this root's phases
+            syncs.take_regions()
             walked.append((root, self._walk(root)))
-            # The phases only: the resolution walks (`_verdict`) come later.
-            syncs[root.name] = self.walker.host_syncs.take()
-            regions[root.name] = self.walker.host_syncs.take_regions()
+            met.append((syncs.take(), syncs.take_regions()))
         self._pairs.clear()
         next_steps: list[NextStep] = []
         for root, finals in walked:
@@ -217,25 +218,23 @@ class StepAnalyzer:
             next_steps.extend((root.name, f) for f in finals)
         guarded = _guarded_buffers([final for _, final in next_steps])
         results = []
-        for root, finals in walked:
+        for (root, finals), (host_syncs, regions) in zip(walked, met, strict=True):
             if isinstance(finals, str):
-                results.append(RootAnalysis(root, [], finals, syncs[root.name], regions[root.name]))
+                results.append(RootAnalysis(root, [], finals, host_syncs, regions))
                 continue
             if root.spec.discards_output:
                 # A dummy batch's reads of torn memory reach no output: its paths
                 # matter only as the next step of the others (their writes).
-                discarded = [_discarded(s, r) for s, r in finals]
-                met = syncs[root.name], regions[root.name]
-                results.append(RootAnalysis(root, discarded, None, *met))
-                continue
-            paths = [
-                replace(
-                    self._verdict(state, returns, next_steps, guarded),
-                    hazards=self._stream_hazards(state, next_steps),
-                )
-                for state, returns in finals
-            ]
-            results.append(RootAnalysis(root, paths, None, syncs[root.name], regions[root.name]))
+                paths = [_discarded(s, r) for s, r in finals]
+            else:
+                paths = [
+                    replace(
+                        self._verdict(state, returns, next_steps, guarded),
+                        hazards=self._stream_hazards(state, next_steps),
+                    )
+                    for state, returns in finals
+                ]
+            results.append(RootAnalysis(root, paths, None, host_syncs, regions))
         return results
 
     def _stream_hazards(self, state: PathState, next_steps: list[NextStep]) -> tuple[Hazard, ...]:

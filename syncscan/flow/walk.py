@@ -16,7 +16,12 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from syncscan.flow.attributes import SelfAttributes, relevant
-from syncscan.flow.buffers import BufferOracle, moves_to_device, non_blocking
+from syncscan.flow.buffers import (
+    BufferOracle,
+    moves_to_device,
+    non_blocking,
+    non_blocking_at_run_time,
+)
 from syncscan.flow.frames import BufferFact, Frame, ParamBinding
 from syncscan.flow.host_syncs import HostSyncs
 from syncscan.flow.identity import Anchors, ObjectNames
@@ -752,7 +757,8 @@ class Walker:
             self.host_sync(frame, (self.site_step(frame, call, staged),), states)
         else:
             # `non_blocking=<expression>` may well be true: the sync is uncertain.
-            self.host_sync(frame, t, states, certain=not _decided_elsewhere(call))
+            certain = not non_blocking_at_run_time(call, self.vocab)
+            self.host_sync(frame, t, states, certain=certain)
         return [s.on_wait(t, DEVICE_BARRIER, CURRENT) for s in states]
 
     def _uva_copy(
@@ -1122,11 +1128,6 @@ class Walker:
         return ReturnInfo(
             frame.relpath, stmt.line, frame.function.qualname, types, is_none, text, stmt.col
         )
-
-
-def _decided_elsewhere(call: ir.Call) -> bool:
-    """`non_blocking=` given as an expression, not a constant: decided at run time."""
-    return any(k == "non_blocking" and not isinstance(v, ir.Const) for k, v in call.kwargs)
 
 
 def with_fall_through(exits: list[Exit], fall: list[PathState], frame: Frame) -> list[Exit]:
