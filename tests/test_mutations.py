@@ -52,3 +52,17 @@ def test_bugs_are_reported_at_the_right_function(outcomes: list[Outcome]) -> Non
 def test_behaviour_preserving_edits_change_nothing(outcomes: list[Outcome]) -> None:
     changed = [f"{o.mutation.id}: {o.got}" for o in outcomes if o.verdict == "changed"]
     assert changed == []
+
+
+@pytest.mark.mutation
+def test_a_wait_a_benign_edit_adds_to_the_async_step_is_a_hidden_host_sync(
+    outcomes: list[Outcome],
+) -> None:
+    """The families' benign edits leave SYNC001-SYNC004 alone; the one that adds
+    a full-device wait to the encoder step stalls overlapping steps, and SYNC005
+    reports it there, and nothing else changes."""
+    added = next(o for o in outcomes if o.mutation.id == "f1-benign-extra-device-sync")
+    assert not added.lost
+    assert [(r.code, r.function) for r in added.new] == [
+        ("SYNC005", "vllm.v1.worker.mm_encoder_model_runner.MMEncoderModelRunner.execute_model")
+    ]
