@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 # record need, known without importing the analysis the rules run on (a fully
 # reused check never loads it; a test holds this equal to the rule classes).
 CODES = ("SYNC001", "SYNC002", "SYNC003", "SYNC004", "SYNC005")
+# What a finding's root is, for the rules whose root is not a step root: what
+# a report prints beside it (also without importing the rules).
+ROOT_KINDS = {"SYNC002": "quiescence point"}
 
 
 def all_rules() -> list[type[Rule]]:

@@ -10,10 +10,10 @@ that reach it. A run with one is never a clean pass.
 
 from __future__ import annotations
 
+from syncscan.findings import Diagnostic
 from syncscan.flow.context import Analysis
 from syncscan.index.summary import ImportBinding, ModuleSummary
 from syncscan.resolve.callgraph import context_name
-from syncscan.resolve.program import Diagnostic
 
 
 def incomplete_roots(analysis: Analysis, skipped: list[Diagnostic]) -> list[Diagnostic]:

@@ -10,22 +10,26 @@ layer has to keep a "current file" for the rare day something breaks.
 from __future__ import annotations
 
 import contextlib
+import sys
 from pathlib import Path
 from types import TracebackType
-
-from syncscan.index.summary import FunctionSummary, ModuleSummary
 
 
 def crash_site(error: BaseException) -> tuple[str | None, str | None]:
     """(file, function) being processed when `error` was raised, innermost first."""
+    # Summaries exist only where the indexer was loaded (a reused check never
+    # loads it): then no frame holds one.
+    summaries = sys.modules.get("syncscan.index.summary")
+    function_type = getattr(summaries, "FunctionSummary", ())
+    module_type = getattr(summaries, "ModuleSummary", ())
     path: str | None = None
     function: str | None = None
     for frame_locals in reversed(_frames(error.__traceback__)):
         for name, value in frame_locals.items():
-            if function is None and isinstance(value, FunctionSummary):
-                function = value.qualname
-            elif path is None and isinstance(value, ModuleSummary):
-                path = value.path
+            if function is None and isinstance(value, function_type):
+                function = value.qualname  # type: ignore[attr-defined]
+            elif path is None and isinstance(value, module_type):
+                path = value.path  # type: ignore[attr-defined]
             elif path is None and name == "path" and str(value).endswith(".py"):
                 path = str(value)
         if path is not None:

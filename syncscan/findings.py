@@ -89,3 +89,19 @@ def fingerprint(*parts: str) -> str:
     """A stable identity for a finding that does not depend on line numbers."""
     digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
     return digest[:20]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """Something a run could not do or wants a user to fix, at a file and line.
+
+    `kind` says what: "skipped" (a file was not analysed), "incomplete" (a
+    skipped file the step path needs: findings may be missing), "suppression"
+    (a malformed, blanket or reasonless ignore comment), "unused-suppression".
+    `line` is 0 when the whole file is meant.
+    """
+
+    path: str
+    message: str
+    line: int = 0
+    kind: str = "skipped"

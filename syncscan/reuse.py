@@ -25,15 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from syncscan import __version__
 from syncscan.filesystem import read_regular_file
-from syncscan.findings import Finding, finding_from_data, finding_to_data
+from syncscan.findings import Diagnostic, Finding, finding_from_data, finding_to_data
 from syncscan.index.cache import SUMMARY_FORMAT, SummaryCache
 from syncscan.index.facts import FactsTable
-from syncscan.index.summary import ModuleSummary
 from syncscan.packs import PackSet
 from syncscan.project import Project
-from syncscan.resolve.program import Diagnostic
 
 if TYPE_CHECKING:
+    from syncscan.index.summary import ModuleSummary
     from syncscan.resolve.program import Program
 
 RECORD_FORMAT = 4
@@ -86,7 +85,7 @@ def _engine_files() -> list[list[Any]]:
     return rows
 
 
-Resummarise = Callable[[str], ModuleSummary | None]
+Resummarise = Callable[[str], "ModuleSummary | None"]
 
 
 def load(

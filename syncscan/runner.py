@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from syncscan import baseline, reuse, suppress
-from syncscan.findings import Finding
+from syncscan.findings import Diagnostic, Finding
 from syncscan.index.cache import SummaryCache
 from syncscan.index.facts import FactsTable
-from syncscan.index.summary import SummaryError
 from syncscan.packs import PackSet, load_packs
 from syncscan.project import (
     Config,
@@ -29,7 +28,6 @@ from syncscan.project import (
     load_config,
 )
 from syncscan.report.result import RunResult, nothing_analysed
-from syncscan.resolve.program import Diagnostic
 from syncscan.rules import CODES
 
 if TYPE_CHECKING:
@@ -243,6 +241,8 @@ def _resummariser(project: Project, summariser: _Summariser) -> reuse.Resummaris
     """Summarise one changed module (for the record's early cutoff), or None."""
 
     def resummarise(module: str) -> ModuleSummary | None:
+        from syncscan.index.summary import SummaryError
+
         try:
             return summariser.get()(project, module, project.modules[module])
         except (SummaryError, KeyError):

@@ -15,10 +15,9 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-from syncscan.findings import Finding
+from syncscan.findings import Diagnostic, Finding
+from syncscan.index.comments import Suppression
 from syncscan.index.facts import FactsTable
-from syncscan.index.summary import Suppression
-from syncscan.resolve.program import Diagnostic
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers import FIXTURES, SHAPES, damage, signature
 
+from syncscan.index.summary import FunctionSummary, ModuleSummary
 from syncscan.runner import RunResult, run
 
 
@@ -88,3 +90,44 @@ def test_vllm_0_28_cold_run_with_a_worker_matches(
     assert cold.stats["prefetched"] > 0
     assert cold.stats["parsed"] == cold.stats["summarised"]
     assert signature(cold) == signature(result_0_28)
+
+
+def _functions(summary: ModuleSummary) -> Iterator[FunctionSummary]:
+    """Every function of a module summary: top level, methods, nested defs."""
+    stack = [*summary.functions.values()]
+    stack += [m for c in summary.classes.values() for m in c.methods.values()]
+    while stack:
+        function = stack.pop()
+        stack.extend(function.nested)
+        yield function
+
+
+def test_a_cached_summary_keeps_the_facts_read_from_every_method(tmp_path: Path) -> None:
+    """The `self` assignments and attribute names of each function are stored
+    beside its body, so the type oracle and the walk read every method of a
+    class without decoding its body: they equal the body's own, and a damaged
+    stored form falls back to the body."""
+    from syncscan.index.ir import leave_nodes, node_json
+    from syncscan.index.load import summarise_bytes
+    from syncscan.index.summary import summary_from_data, summary_to_data
+
+    assigned = escaping = 0
+    for path in sorted(FIXTURES.rglob("*.py")):
+        built = summarise_bytes(path.read_bytes(), "engine.m", Path("engine/m.py"))
+        data = json.loads(json.dumps(summary_to_data(built, leave_nodes), default=node_json))
+        cached = summary_from_data(data)
+        for old, new in zip(_functions(built), _functions(cached), strict=True):
+            assert new.self_assignments == old.self_assignments
+            assert new.self_attributes == old.self_attributes
+            assert "_body" not in new.__dict__  # read without decoding the body
+            assigned += bool(old.self_assignments)
+            escaping += old.self_attributes is None
+        damaged = json.loads(json.dumps(data))
+        methods = [m for c in damaged["classes"].values() for m in c[4].values()]
+        for function in [*damaged["functions"].values(), *methods]:
+            function[-2:] = [[[1, 2, 3]], [7]]  # neither a name nor a list of names
+        again = summary_from_data(damaged)
+        for old, new in zip(_functions(built), _functions(again), strict=True):
+            assert new.self_assignments == old.self_assignments
+            assert new.self_attributes == old.self_attributes
+    assert assigned and escaping  # the fixtures hold both kinds

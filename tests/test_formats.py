@@ -24,9 +24,8 @@ from helpers import FIXTURES, SARIF_SCHEMA
 from syncscan.rules import all_rules
 from syncscan.rules.base import Finding, Location
 
-from syncscan.findings import WitnessStep
+from syncscan.findings import Diagnostic, WitnessStep
 from syncscan.report import github, markdown, sarif
-from syncscan.resolve.program import Diagnostic
 from syncscan.runner import RunResult, run
 
 EXPECT = {

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from helpers import FIXTURES, copy_project
-from syncscan.rules import CODES, all_rules
+from syncscan.rules import CODES, ROOT_KINDS, all_rules
 
 PROBE = """
 import json, sys
@@ -73,5 +73,22 @@ def test_a_reused_check_never_loads_the_analysis(tmp_path: Path) -> None:
     assert not [m for m in again if m.startswith(("syncscan.report.sarif", "libcst"))]
 
 
+def test_a_reused_check_prints_its_findings_without_the_indexer_or_the_rules(
+    tmp_path: Path,
+) -> None:
+    """The text report off a terminal (the pre-commit case): findings are plain
+    data, a rule's root kind is data, and code frames are plain lines, so
+    neither the IR, the rule modules nor pygments load."""
+    project = copy_project(FIXTURES / "slot_pool_mode_without_wait" / "buggy", tmp_path / "p")
+    argv = ("check", str(project), "--cache-dir", str(tmp_path / "cache"), "--exit-zero")
+    assert "syncscan.index.ir" in loaded(*argv)  # the first run analyses
+    again = loaded(*argv)
+    assert "syncscan.report.console" in again
+    unwanted = ("syncscan.index.ir", "syncscan.index.summary", "syncscan.rules.sync", "pygments")
+    assert not [m for m in again if m.startswith(unwanted)]
+
+
 def test_rule_codes_known_without_the_rules_are_the_rules() -> None:
     assert tuple(rule.code for rule in all_rules()) == CODES
+    kinds = {rule.code: rule.root_kind for rule in all_rules() if rule.root_kind != "step root"}
+    assert kinds == ROOT_KINDS

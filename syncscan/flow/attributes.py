@@ -13,9 +13,7 @@ stored, returned — anything may read it, and every assumption stays.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
-from syncscan.index import ir
 from syncscan.resolve.program import Program
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
@@ -40,14 +38,10 @@ class SelfAttributes:
         names: set[str] = set()
         for cls in classes:
             for method in cls.methods.values():
-                for expr in _expressions(method.body):
-                    bases: set[int] = set()
-                    for node in ir.walk(expr):
-                        if isinstance(node, ir.Attr) and _is_self(node.base):
-                            names.add(node.attr)
-                            bases.add(id(node.base))
-                        elif _is_self(node) and id(node) not in bases:
-                            return None  # `self` itself is passed on
+                found = method.self_attributes  # from the index: no body decoded
+                if found is None:
+                    return None  # `self` itself is passed on
+                names.update(found)
         return frozenset(names)
 
 
@@ -58,15 +52,3 @@ def relevant(key: str, prefix: str, names: frozenset[str] | None) -> bool:
         return True
     found = _NAME.match(key, len(prefix))
     return found is not None and found.group(0) in names
-
-
-def _is_self(expr: ir.Expr) -> bool:
-    return isinstance(expr, ir.Name) and expr.id == "self"
-
-
-def _expressions(stmts: tuple[ir.Stmt, ...]) -> Iterator[ir.Expr]:
-    """Every expression of the statements, nested blocks included."""
-    for stmt in stmts:
-        yield from ir.statement_exprs(stmt)
-        for block in ir.child_blocks(stmt):
-            yield from _expressions(block)

@@ -18,21 +18,16 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syncscan import __version__
 from syncscan.filesystem import read_regular_text
-from syncscan.index.ir import leave_nodes, node_json
-from syncscan.index.summary import (
-    DECODE_ERRORS,
-    ModuleSummary,
-    Rebuild,
-    summary_from_data,
-    summary_to_data,
-)
+
+if TYPE_CHECKING:
+    from syncscan.index.summary import ModuleSummary, Rebuild
 
 # Bump when ModuleSummary or the IR changes shape or meaning.
-SUMMARY_FORMAT = 11
+SUMMARY_FORMAT = 12
 
 _TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -69,6 +64,10 @@ class SummaryCache:
         Function bodies are decoded on first use; `rebuild` makes one found
         damaged then from the source, instead of failing the run.
         """
+        # The IR loads with the first summary: a check whose findings are
+        # reused reads documents only (start-up time).
+        from syncscan.index.summary import DECODE_ERRORS, summary_from_data
+
         entry = self._path(key)
         try:
             data = json.loads(read_regular_text(entry))
@@ -86,6 +85,9 @@ class SummaryCache:
         return summary if summary.path == path else _relocated(summary, path)
 
     def put(self, key: str, summary: ModuleSummary) -> None:
+        from syncscan.index.ir import leave_nodes
+        from syncscan.index.summary import summary_to_data
+
         try:
             self._prepare()
             entry = self._path(key)
@@ -123,7 +125,7 @@ class SummaryCache:
 
 
 def _write_atomic(target: Path, data: Any) -> None:
-    text = json.dumps(data, separators=(",", ":"), default=node_json)
+    text = json.dumps(data, separators=(",", ":"), default=_node_json)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -132,6 +134,13 @@ def _write_atomic(target: Path, data: Any) -> None:
     except OSError:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _node_json(value: Any) -> Any:
+    """`json.dumps` default for the IR nodes a summary holds (never met in documents)."""
+    from syncscan.index.ir import node_json
+
+    return node_json(value)
 
 
 def _relocated(summary: ModuleSummary, path: str) -> ModuleSummary:

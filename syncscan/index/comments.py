@@ -15,8 +15,16 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from dataclasses import dataclass
 
-from syncscan.index.summary import Suppression
+
+@dataclass(frozen=True)
+class Suppression:
+    line: int
+    codes: tuple[str, ...]  # as written
+    reason: str
+    problem: str = ""  # why the comment is malformed (it then suppresses nothing)
+
 
 _DIRECTIVE = re.compile(r"#\s*syncscan\s*:\s*(.*)$")
 _IGNORE = re.compile(r"ignore\b\s*(?:\[([^\]]*)\])?\s*(.*)$")

@@ -28,8 +28,8 @@ from typing import Any
 from syncscan import __version__
 from syncscan.filesystem import NotRegularFileError, read_regular_file, stat_is_regular
 from syncscan.index.cache import SummaryCache
+from syncscan.index.comments import Suppression
 from syncscan.index.comments import suppressions as scan_suppressions
-from syncscan.index.summary import Suppression
 
 FACTS_FORMAT = 2
 _DOCUMENT = "facts.json"

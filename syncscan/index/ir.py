@@ -263,10 +263,10 @@ def from_data(data: Any) -> Any:
         # Frozen dataclasses refuse setattr; filling __dict__ directly builds
         # the same object several times faster than calling __init__; a damaged
         # entry with the wrong number of fields raises ValueError (rebuilt).
-        values = [from_data(v) for v in data[1:]]
+        values = [from_data(v) if type(v) is list else v for v in data[1:]]
         node.__dict__.update(zip(_FIELD_NAMES[cls], values, strict=True))
         return node
-    return tuple([from_data(v) for v in data])
+    return tuple([from_data(v) if type(v) is list else v for v in data])
 
 
 def dotted(expr: Expr | None) -> str | None:
@@ -369,6 +369,40 @@ def child_blocks(stmt: Stmt) -> tuple[tuple[Stmt, ...], ...]:
     if isinstance(stmt, Try):
         return (stmt.body, *stmt.handlers, stmt.orelse, stmt.finalbody)
     return ()
+
+
+def self_assignments(stmts: tuple[Stmt, ...]) -> Iterator[tuple[str, Expr | None, Expr | None]]:
+    """(attr, value, annotation) for every `self.attr = value` / `self.attr: T`
+    in a block and the blocks nested in it."""
+    for stmt in stmts:
+        if isinstance(stmt, Assign) and stmt.aug_op is None:
+            for target in stmt.targets:
+                attr = self_attr(target)
+                if attr is not None:
+                    yield attr, stmt.value, stmt.annotation
+        for child in child_blocks(stmt):
+            yield from self_assignments(child)
+
+
+def self_attribute_names(stmts: tuple[Stmt, ...]) -> tuple[str, ...] | None:
+    """The names read or written as `self.<name>` in a block and the blocks
+    nested in it (sorted), or None where `self` itself is passed on (to a
+    call, a store, a return): then any attribute may be read."""
+    names: set[str] = set()
+    for stmt in iter_statements(stmts):
+        for expr in statement_exprs(stmt):
+            bases: set[int] = set()
+            for node in walk(expr):
+                if isinstance(node, Attr) and _is_self(node.base):
+                    names.add(node.attr)
+                    bases.add(id(node.base))
+                elif _is_self(node) and id(node) not in bases:
+                    return None
+    return tuple(sorted(names))
+
+
+def _is_self(expr: Expr) -> bool:
+    return isinstance(expr, Name) and expr.id == "self"
 
 
 def iter_statements(stmts: tuple[Stmt, ...]) -> Iterator[Stmt]:

@@ -11,7 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from syncscan.index.ir import Expr, Stmt, from_data, to_data
+from syncscan.index.ir import (
+    Expr,
+    Stmt,
+    from_data,
+    self_assignments,
+    self_attribute_names,
+    to_data,
+)
 
 
 class SummaryError(Exception):
@@ -55,6 +62,19 @@ class FunctionSummary:
             if isinstance(p.default, Const) and isinstance(p.default.value, bool)
         )
 
+    @property
+    def self_assignments(self) -> tuple[tuple[str, Expr | None, Expr | None], ...]:
+        """(attr, value, annotation) of every `self.attr = value` / `self.attr: T`
+        in the body. The type oracle reads them in every method of a class, most
+        of which no walk enters: a cached summary keeps them beside the body."""
+        return tuple(self_assignments(self.body))
+
+    @property
+    def self_attributes(self) -> tuple[str, ...] | None:
+        """Names the body reads or writes as `self.<name>`, or None where it
+        passes `self` on (flow/attributes.py reads every method of a class)."""
+        return self_attribute_names(self.body)
+
     def has_decorator(self, *names: str) -> bool:
         from syncscan.index.ir import Call, dotted
 
@@ -85,14 +105,6 @@ class ImportBinding:
     name: str
     target: str
     line: int
-
-
-@dataclass(frozen=True)
-class Suppression:
-    line: int
-    codes: tuple[str, ...]  # as written
-    reason: str
-    problem: str = ""  # why the comment is malformed (it then suppresses nothing)
 
 
 @dataclass(frozen=True)
@@ -141,6 +153,8 @@ def summary_to_data(
             [f.line, f.col, f.end_line, f.header_line],
             f.is_generator,
             [fn(n) for n in f.nested],
+            to_data(f.self_assignments),
+            f.self_attributes,
         ]
 
     return {
@@ -202,6 +216,31 @@ class _CachedFunction(FunctionSummary):
                 values["_body"] = rebuild(self.qualname)
         return values["_body"]
 
+    @property
+    def self_assignments(self) -> tuple[tuple[str, Expr | None, Expr | None], ...]:  # type: ignore[override]
+        values = self.__dict__
+        if "_self_assignments" not in values:
+            try:
+                found = tuple((a, v, n) for a, v, n in from_data(values["_raw_self_assignments"]))
+                if not all(type(a) is str for a, _, _ in found):
+                    raise TypeError("a damaged self-assignment")
+            except DECODE_ERRORS:
+                found = FunctionSummary.self_assignments.fget(self)  # from the body
+            values["_self_assignments"] = found
+            values.pop("_raw_self_assignments", None)
+        return values["_self_assignments"]
+
+    @property
+    def self_attributes(self) -> tuple[str, ...] | None:  # type: ignore[override]
+        values = self.__dict__
+        if "_self_attributes" not in values:
+            raw = values.pop("_raw_self_attributes", False)
+            if raw is None or (type(raw) is list and all(type(n) is str for n in raw)):
+                values["_self_attributes"] = None if raw is None else tuple(raw)
+            else:  # missing or damaged: from the body
+                values["_self_attributes"] = FunctionSummary.self_attributes.fget(self)
+        return values["_self_attributes"]
+
     def __eq__(self, other: object) -> bool:
         """Equal to a freshly built summary of the same function."""
         if not isinstance(other, FunctionSummary):
@@ -215,9 +254,12 @@ def summary_from_data(data: dict[str, Any], rebuild: Rebuild | None = None) -> M
     """Inverse of `summary_to_data`; `rebuild` recovers a body found damaged later."""
 
     def fn(d: list[Any]) -> FunctionSummary:
-        name, qualname, params, decorators, body, returns, pos, is_generator, nested = d
+        name, qualname, params, decorators, body, returns, pos, is_generator, nested, *derived = d
+        assigned, attributes = derived
         function = object.__new__(_CachedFunction)
         function.__dict__.update(
+            _raw_self_assignments=assigned,
+            _raw_self_attributes=attributes,
             name=name,
             qualname=qualname,
             params=tuple(Param(n, from_data(a), from_data(v)) for n, a, v in params),

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console, Group
 from rich.panel import Panel
-from rich.syntax import Syntax
 from rich.text import Text
 from rich.tree import Tree
 
@@ -19,6 +19,10 @@ from syncscan.report.result import (
     diagnostic_where,
     severity_counts,
 )
+from syncscan.rules import ROOT_KINDS
+
+if TYPE_CHECKING:
+    from rich.syntax import Syntax
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}
 
@@ -28,6 +32,8 @@ def code_frame(root: Path, path: str, line: int, context: int = 2) -> Syntax | T
         source = (root / path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return Text(f"{path}:{line} (source not readable)", style="dim")
+    from rich.syntax import Syntax  # panels only: on a terminal (pygments is slow to load)
+
     return Syntax(
         source,
         "python",
@@ -53,10 +59,7 @@ def witness_tree(finding: Finding) -> Tree:
 
 def root_kind(finding: Finding) -> str:
     """What the finding's root is: a step root, or (SYNC002) a quiescence point."""
-    from syncscan.rules import rule_by_code
-
-    rule = rule_by_code(finding.code)
-    return rule.root_kind if rule is not None else "step root"
+    return ROOT_KINDS.get(finding.code, "step root")
 
 
 def mode_line(finding: Finding) -> str:
@@ -128,8 +131,7 @@ def render_finding_plain(console: Console, root: Path, finding: Finding) -> None
         lines.append(f"    {number}. {step.path}:{step.line}  {function}()  {step.note}")
     lines += [f"  also: {r.path}:{r.line}  {r.note}" for r in finding.related]
     lines += [f"  remedy: {finding.remedy}", ""]
-    for line in lines:
-        console.print(Text(line), soft_wrap=True)
+    console.print(Text("\n".join(lines)), soft_wrap=True)
 
 
 def render_skipped_and_notes(console: Console, result: RunResult, quiet: bool = False) -> None:

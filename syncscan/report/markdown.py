@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from syncscan.findings import Finding, Location, WitnessStep, predicates_text
+from syncscan.findings import Diagnostic, Finding, Location, WitnessStep, predicates_text
 from syncscan.report.result import (
     RunResult,
     counted,
@@ -20,7 +20,6 @@ from syncscan.report.result import (
     diagnostic_where,
     severity_counts,
 )
-from syncscan.resolve.program import Diagnostic
 
 HEADING = "## syncscan report"
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")

@@ -10,10 +10,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from syncscan.findings import Finding
+from syncscan.findings import Diagnostic, Finding
 from syncscan.packs import PackSet
 from syncscan.project import Project
-from syncscan.resolve.program import Diagnostic
 
 if TYPE_CHECKING:
     from syncscan.flow.context import Analysis

@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from syncscan import __version__
-from syncscan.findings import Finding, Location, WitnessStep
+from syncscan.findings import Diagnostic, Finding, Location, WitnessStep
 from syncscan.report.result import RunResult, diagnostic_label, diagnostic_level
-from syncscan.resolve.program import Diagnostic
 from syncscan.rules import all_rules
 
 if TYPE_CHECKING:

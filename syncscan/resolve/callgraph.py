@@ -16,7 +16,7 @@ from syncscan.index import ir
 from syncscan.index.summary import FunctionSummary
 from syncscan.resolve.calls import CallResolver, CallSite
 from syncscan.resolve.program import Program
-from syncscan.resolve.types import Scope, _self_assignments
+from syncscan.resolve.types import Scope
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -100,7 +100,7 @@ def crawl(
         caller = context_name(function, self_class)
         graph.graph.add_node(caller, path=module.path, line=function.line)
         if self_class:
-            for attr, _, _ in _self_assignments(function.body):
+            for attr, _, _ in function.self_assignments:
                 graph.assigned_attrs.add((self_class, attr))
         graph.chain_assigned.update(_chain_assigned(function.body))
         graph.none_tested.update(_none_tested(function.body, wait_methods))
@@ -149,11 +149,22 @@ def _none_tested(stmts: tuple[ir.Stmt, ...], wait_methods: frozenset[str]):
     branch, or returning early before a wait that follows it."""
     locals_: dict[str, str] = {}
     tested: list[ir.Expr] = []
+    # Whether each statement (its nested blocks included) calls a wait method,
+    # by identity: every `if` asks it of the statements after it as well.
+    waiting: dict[int, bool] = {}
+
+    def stmt_waits(stmt: ir.Stmt) -> bool:
+        found = waiting.get(id(stmt))
+        if found is None:
+            found = waiting[id(stmt)] = any(
+                isinstance(c.func, ir.Attr) and c.func.attr in wait_methods
+                for value in ir.statement_exprs(stmt)
+                for c in ir.iter_calls(value)
+            ) or any(waits(block) for block in ir.child_blocks(stmt))
+        return found
 
     def waits(block: tuple[ir.Stmt, ...]) -> bool:
-        return any(
-            isinstance(c.func, ir.Attr) and c.func.attr in wait_methods for c in _calls_in(block)
-        )
+        return any(stmt_waits(stmt) for stmt in block)
 
     def visit(block: tuple[ir.Stmt, ...]) -> None:
         for index, stmt in enumerate(block):

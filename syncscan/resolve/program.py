@@ -13,28 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from syncscan.findings import Diagnostic
 from syncscan.index.facts import FactsTable
 from syncscan.index.ir import Expr, dotted
 from syncscan.index.summary import ClassSummary, FunctionSummary, ModuleSummary, SummaryError
 from syncscan.project import Project
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    """Something a run could not do or wants a user to fix, at a file and line.
-
-    `kind` says what: "skipped" (a file was not analysed), "incomplete" (a
-    skipped file the step path needs: findings may be missing), "suppression"
-    (a malformed, blanket or reasonless ignore comment), "unused-suppression".
-    `line` is 0 when the whole file is meant.
-    """
-
-    path: str
-    message: str
-    line: int = 0
-    kind: str = "skipped"
 
 
 Summariser = Callable[[Project, str, Path], ModuleSummary]

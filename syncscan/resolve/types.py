@@ -106,7 +106,7 @@ class TypeOracle:
                 continue
             for method in cls.methods.values():
                 scope = Scope(module, method, class_qualname)
-                for target, value, annotation in _self_assignments(method.body):
+                for target, value, annotation in method.self_assignments:
                     if value is not None:
                         out.append((target, value, scope))
                     if annotation is not None:
@@ -360,18 +360,6 @@ class TypeOracle:
 
 def _walrus(expr: ir.Expr | None):
     return (node for node in ir.walk(expr) if isinstance(node, ir.NamedExpr))
-
-
-def _self_assignments(stmts: tuple[ir.Stmt, ...]):
-    """(attr, value, annotation) for every `self.attr = value` / `self.attr: T`."""
-    for stmt in stmts:
-        if isinstance(stmt, ir.Assign) and stmt.aug_op is None:
-            for target in stmt.targets:
-                attr = ir.self_attr(target)
-                if attr is not None:
-                    yield attr, stmt.value, stmt.annotation
-        for child in ir.child_blocks(stmt):
-            yield from _self_assignments(child)
 
 
 def _parse_dotted(text: str) -> ir.Expr:
