@@ -257,6 +257,15 @@ def _set_body_tag(tag: int):
     return reshape
 
 
+def _set_step_field(index: int, value: object):
+    """A damaged field of the step's cached function, decoded only on first use."""
+
+    def reshape(data: dict) -> None:
+        data["summary"]["classes"]["Runner"][4]["execute_model"][index] = value
+
+    return reshape
+
+
 DAMAGE = {
     "record-deep": ("record.json", lambda p: p.write_text(_deep(100_000))),
     "facts-deep": ("facts.json", lambda p: p.write_text(_deep(100_000))),
@@ -271,6 +280,8 @@ DAMAGE = {
     "summary-deep": ("summary", lambda p: p.write_text(_deep(100_000))),
     "summary-unknown-tag": ("summary", _set_body_tag(999)),
     "summary-negative-tag": ("summary", _set_body_tag(-1)),
+    "summary-bad-params": ("summary", _set_step_field(2, [[1]])),
+    "summary-bad-decorators": ("summary", _set_step_field(3, [-5])),
     "summary-deep-body": ("summary", None),
     "record-fifo": ("record.json", lambda p: (p.unlink(), os.mkfifo(p))),
     "facts-fifo": ("facts.json", lambda p: (p.unlink(), os.mkfifo(p))),
@@ -291,7 +302,7 @@ def test_damaged_cache_entry_is_rebuilt(case: str, tmp_path, capsys) -> None:
         data = json.loads(path.read_text())
         data["summary"]["classes"]["Runner"][4]["execute_model"][4] = "BODY"
         path.write_text(json.dumps(data).replace('"BODY"', _deep(5_000)))
-    elif "tag" in case:
+    elif case.startswith(("summary-unknown", "summary-negative", "summary-bad")):
         data = json.loads(path.read_text())
         how(data)
         path.write_text(json.dumps(data))

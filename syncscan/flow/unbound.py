@@ -25,8 +25,8 @@ from syncscan.index.summary import FunctionSummary
 
 def raising_fallthroughs(function: FunctionSummary) -> frozenset[int]:
     """The `id` of the last `if` of each chain in `function` whose fall-through raises."""
-    bound = _bindings(function.body)
     params = {p.name for p in function.params}
+    bound: Counter[str] | None = None  # counted at the first candidate: most functions have none
     found: set[int] = set()
     for block in _straight_blocks(function.body):
         for index, stmt in enumerate(block[:-1]):
@@ -39,6 +39,8 @@ def raising_fallthroughs(function: FunctionSummary) -> frozenset[int]:
             if not candidates:
                 continue
             inside = sum((_bindings(c.body) for c in chain), Counter())
+            if bound is None:
+                bound = _bindings(function.body)
             if any(bound[name] == inside[name] for name in candidates):
                 found.add(id(chain[-1]))
     return frozenset(found)

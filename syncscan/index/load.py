@@ -10,8 +10,13 @@ from pathlib import Path
 from syncscan.filesystem import FileTooLargeError, read_regular_file
 from syncscan.index.build import summarise
 from syncscan.index.cache import SummaryCache
-from syncscan.index.ir import Stmt
-from syncscan.index.summary import ModuleSummary, Rebuild, SummaryError, find_function
+from syncscan.index.summary import (
+    FunctionSummary,
+    ModuleSummary,
+    Rebuild,
+    SummaryError,
+    find_function,
+)
 from syncscan.project import Project
 
 
@@ -93,10 +98,10 @@ class FileSummariser:
         return summary
 
     def _rebuilder(self, project: Project, module: str, path: Path) -> Rebuild:
-        """Rebuilds a function body found damaged in the cache: the module is
+        """Rebuilds a function found damaged in the cache: the module is
         summarised afresh from its file, which also replaces the entry."""
 
-        def rebuild(qualname: str) -> tuple[Stmt, ...]:
+        def rebuild(qualname: str) -> FunctionSummary:
             source = read_source(path, project.config.max_file_size)
             summary = summarise_bytes(source, module, path)
             if self.cache is not None:
@@ -104,6 +109,6 @@ class FileSummariser:
             function = find_function(summary, qualname)
             if function is None:  # the file changed under the run
                 raise SummaryError(f"{path}: {qualname} is gone; run syncscan again")
-            return function.body
+            return function
 
         return rebuild

@@ -189,32 +189,54 @@ class DamagedEntryError(ValueError):
 # deeper than a recursive decoder can follow.
 DECODE_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError)
 
-# Given a function's qualname, its body built afresh from the source.
-Rebuild = Callable[[str], tuple[Stmt, ...]]
+# Given a function's qualname, the function summarised afresh from the source.
+Rebuild = Callable[[str], FunctionSummary]
+
+
+def _params_from_data(raw: Any) -> tuple[Param, ...]:
+    return tuple(Param(n, from_data(a), from_data(v)) for n, a, v in raw)
 
 
 class _CachedFunction(FunctionSummary):
-    """A function read from the cache, its body decoded on first use.
+    """A function read from the cache, its body, parameters, decorators and
+    return annotation decoded on first use.
 
     A run loads whole modules but walks few of their functions, and decoding
-    bodies was most of a warm run's loading time. Decoding late means a
-    damaged body is found late, outside the cache's guarded read: then the
-    body is rebuilt from the source (which also replaces the cache entry).
+    them was most of a warm run's loading time (parameters alone, half of what
+    is left once bodies wait). Decoding late means damage is found late,
+    outside the cache's guarded read: then the function is rebuilt from the
+    source (which also replaces the cache entry).
     """
 
-    @property
-    def body(self) -> tuple[Stmt, ...]:  # type: ignore[override]
+    def _decoded(self, name: str, decode: Callable[[Any], Any]) -> Any:
         values = self.__dict__
-        if "_body" not in values:
-            raw = values.pop("_raw_body")
+        key = f"_{name}"
+        if key not in values:
+            raw = values.pop(f"_raw_{name}")
             try:
-                values["_body"] = from_data(raw)
+                values[key] = decode(raw)
             except DECODE_ERRORS as exc:
                 rebuild: Rebuild | None = values.get("_rebuild")
                 if rebuild is None:
                     raise DamagedEntryError(f"damaged cache entry for {self.qualname}") from exc
-                values["_body"] = rebuild(self.qualname)
-        return values["_body"]
+                values[key] = getattr(rebuild(self.qualname), name)
+        return values[key]
+
+    @property
+    def body(self) -> tuple[Stmt, ...]:  # type: ignore[override]
+        return self._decoded("body", from_data)
+
+    @property
+    def params(self) -> tuple[Param, ...]:  # type: ignore[override]
+        return self._decoded("params", _params_from_data)
+
+    @property
+    def decorators(self) -> tuple[Expr, ...]:  # type: ignore[override]
+        return self._decoded("decorators", from_data)
+
+    @property
+    def returns(self) -> Expr | None:  # type: ignore[override]
+        return self._decoded("returns", from_data)
 
     @property
     def self_assignments(self) -> tuple[tuple[str, Expr | None, Expr | None], ...]:  # type: ignore[override]
@@ -251,7 +273,7 @@ class _CachedFunction(FunctionSummary):
 
 
 def summary_from_data(data: dict[str, Any], rebuild: Rebuild | None = None) -> ModuleSummary:
-    """Inverse of `summary_to_data`; `rebuild` recovers a body found damaged later."""
+    """Inverse of `summary_to_data`; `rebuild` recovers a function found damaged later."""
 
     def fn(d: list[Any]) -> FunctionSummary:
         name, qualname, params, decorators, body, returns, pos, is_generator, nested, *derived = d
@@ -262,11 +284,11 @@ def summary_from_data(data: dict[str, Any], rebuild: Rebuild | None = None) -> M
             _raw_self_attributes=attributes,
             name=name,
             qualname=qualname,
-            params=tuple(Param(n, from_data(a), from_data(v)) for n, a, v in params),
-            decorators=from_data(decorators),
+            _raw_params=params,
+            _raw_decorators=decorators,
             _raw_body=body,
             _rebuild=rebuild,
-            returns=from_data(returns),
+            _raw_returns=returns,
             line=pos[0],
             col=pos[1],
             end_line=pos[2],
