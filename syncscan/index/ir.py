@@ -204,12 +204,15 @@ class Raise(Stmt):
 
 _KINDS: list[type[Node]] = []
 _FIELD_NAMES: dict[type[Node], tuple[str, ...]] = {}
+# The fields of each kind that may hold expressions (not names, operators, positions).
+_EXPR_FIELDS: dict[type[Node], tuple[str, ...]] = {}
 
 
 def _register(*classes: type[Node]) -> None:
     for cls in classes:
         _KINDS.append(cls)
         _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+        _EXPR_FIELDS[cls] = tuple(f.name for f in fields(cls) if "Expr" in str(f.type))
 
 
 # The order is the serialised tag of each kind: append new kinds at the end
@@ -388,21 +391,31 @@ def self_attribute_names(stmts: tuple[Stmt, ...]) -> tuple[str, ...] | None:
     """The names read or written as `self.<name>` in a block and the blocks
     nested in it (sorted), or None where `self` itself is passed on (to a
     call, a store, a return): then any attribute may be read."""
+    # Written for speed: every function of every summarised module is scanned
+    # when its summary is cached (a cold run).
     names: set[str] = set()
-    for stmt in iter_statements(stmts):
-        for expr in statement_exprs(stmt):
-            bases: set[int] = set()
-            for node in walk(expr):
-                if isinstance(node, Attr) and _is_self(node.base):
-                    names.add(node.attr)
-                    bases.add(id(node.base))
-                elif _is_self(node) and id(node) not in bases:
-                    return None
+    stack: list[Any] = [e for stmt in iter_statements(stmts) for e in statement_exprs(stmt)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Attr):
+            base = node.base
+            if isinstance(base, Name) and base.id == "self":
+                names.add(node.attr)
+            else:
+                stack.append(base)
+        elif isinstance(node, Name):
+            if node.id == "self":
+                return None  # `self` itself, not an attribute of it
+        elif isinstance(node, Expr):
+            for field_name in _EXPR_FIELDS[type(node)]:
+                child = getattr(node, field_name)
+                if isinstance(child, tuple):
+                    stack.extend(child)  # expressions, or (name, expression) pairs
+                else:
+                    stack.append(child)
+        elif isinstance(node, tuple):
+            stack.extend(node)
     return tuple(sorted(names))
-
-
-def _is_self(expr: Expr) -> bool:
-    return isinstance(expr, Name) and expr.id == "self"
 
 
 def iter_statements(stmts: tuple[Stmt, ...]) -> Iterator[Stmt]:
