@@ -197,6 +197,21 @@ def _params_from_data(raw: Any) -> tuple[Param, ...]:
     return tuple(Param(n, from_data(a), from_data(v)) for n, a, v in raw)
 
 
+def _assignments_from_data(raw: Any) -> tuple[tuple[str, Expr | None, Expr | None], ...]:
+    found = tuple((a, v, n) for a, v, n in from_data(raw))
+    if not all(type(a) is str for a, _, _ in found):
+        raise TypeError("a damaged self-assignment")
+    return found
+
+
+def _names_from_data(raw: Any) -> tuple[str, ...] | None:
+    if raw is None:
+        return None
+    if type(raw) is not list or not all(type(n) is str for n in raw):
+        raise TypeError("damaged attribute names")
+    return tuple(raw)
+
+
 class _CachedFunction(FunctionSummary):
     """A function read from the cache, its body, parameters, decorators and
     return annotation decoded on first use.
@@ -238,30 +253,25 @@ class _CachedFunction(FunctionSummary):
     def returns(self) -> Expr | None:  # type: ignore[override]
         return self._decoded("returns", from_data)
 
+    def _derived(self, name: str, decode: Callable[[Any], Any]) -> Any:
+        """A fact derived from the body when it was cached; missing or damaged,
+        derived again from the body."""
+        values = self.__dict__
+        key = f"_{name}"
+        if key not in values:
+            try:
+                values[key] = decode(values.pop(f"_raw_{name}"))
+            except DECODE_ERRORS:
+                values[key] = getattr(FunctionSummary, name).fget(self)
+        return values[key]
+
     @property
     def self_assignments(self) -> tuple[tuple[str, Expr | None, Expr | None], ...]:  # type: ignore[override]
-        values = self.__dict__
-        if "_self_assignments" not in values:
-            try:
-                found = tuple((a, v, n) for a, v, n in from_data(values["_raw_self_assignments"]))
-                if not all(type(a) is str for a, _, _ in found):
-                    raise TypeError("a damaged self-assignment")
-            except DECODE_ERRORS:
-                found = FunctionSummary.self_assignments.fget(self)  # from the body
-            values["_self_assignments"] = found
-            values.pop("_raw_self_assignments", None)
-        return values["_self_assignments"]
+        return self._derived("self_assignments", _assignments_from_data)
 
     @property
     def self_attributes(self) -> tuple[str, ...] | None:  # type: ignore[override]
-        values = self.__dict__
-        if "_self_attributes" not in values:
-            raw = values.pop("_raw_self_attributes", False)
-            if raw is None or (type(raw) is list and all(type(n) is str for n in raw)):
-                values["_self_attributes"] = None if raw is None else tuple(raw)
-            else:  # missing or damaged: from the body
-                values["_self_attributes"] = FunctionSummary.self_attributes.fget(self)
-        return values["_self_attributes"]
+        return self._derived("self_attributes", _names_from_data)
 
     def __eq__(self, other: object) -> bool:
         """Equal to a freshly built summary of the same function."""
