@@ -117,9 +117,7 @@ def compile_syncscan() -> None:
     for package in ("syncscan", "syncscan.rules"):
         spec = importlib.util.find_spec(package)
         for location in spec.submodule_search_locations if spec else ():
-            subprocess.run(
-                [sys.executable, "-m", "compileall", "-q", location], check=True, env=os.environ
-            )
+            subprocess.run([sys.executable, "-m", "compileall", "-q", location], check=True)
 
 
 def timed(command: list[str]) -> tuple[float, int]:

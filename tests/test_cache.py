@@ -102,7 +102,7 @@ def _functions(summary: ModuleSummary) -> Iterator[FunctionSummary]:
         yield function
 
 
-def test_a_cached_summary_keeps_the_facts_read_from_every_method(tmp_path: Path) -> None:
+def test_a_cached_summary_keeps_the_facts_read_from_every_method() -> None:
     """The `self` assignments and attribute names of each function are stored
     beside its body, so the type oracle and the walk read every method of a
     class without decoding its body: they equal the body's own, and a damaged

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -249,21 +250,32 @@ def _summary_of(cache: Path, module_path: str) -> Path:
     raise AssertionError(f"no summary of {module_path}")
 
 
-def _set_body_tag(tag: int):
-    def reshape(data: dict) -> None:
-        runner = data["summary"]["classes"]["Runner"]
-        runner[4]["execute_model"][4][0][0] = tag  # first statement's IR tag
+def _step_field(index: int, value: object) -> Callable[[Path], None]:
+    """Damage one field of the step's cached function (decoded only on first use)."""
 
-    return reshape
-
-
-def _set_step_field(index: int, value: object):
-    """A damaged field of the step's cached function, decoded only on first use."""
-
-    def reshape(data: dict) -> None:
+    def damage(path: Path) -> None:
+        data = json.loads(path.read_text())
         data["summary"]["classes"]["Runner"][4]["execute_model"][index] = value
+        path.write_text(json.dumps(data))
 
-    return reshape
+    return damage
+
+
+def _body_tag(tag: int) -> Callable[[Path], None]:
+    """The step's first statement with IR tag `tag`."""
+
+    def damage(path: Path) -> None:
+        data = json.loads(path.read_text())
+        data["summary"]["classes"]["Runner"][4]["execute_model"][4][0][0] = tag
+        path.write_text(json.dumps(data))
+
+    return damage
+
+
+def _deep_body(path: Path) -> None:
+    """The step's body nested deeper than a recursive decoder follows."""
+    _step_field(4, "BODY")(path)
+    path.write_text(path.read_text().replace('"BODY"', _deep(5_000)))
 
 
 DAMAGE = {
@@ -278,11 +290,11 @@ DAMAGE = {
         ),
     ),
     "summary-deep": ("summary", lambda p: p.write_text(_deep(100_000))),
-    "summary-unknown-tag": ("summary", _set_body_tag(999)),
-    "summary-negative-tag": ("summary", _set_body_tag(-1)),
-    "summary-bad-params": ("summary", _set_step_field(2, [[1]])),
-    "summary-bad-decorators": ("summary", _set_step_field(3, [-5])),
-    "summary-deep-body": ("summary", None),
+    "summary-unknown-tag": ("summary", _body_tag(999)),
+    "summary-negative-tag": ("summary", _body_tag(-1)),
+    "summary-bad-params": ("summary", _step_field(2, [[1]])),
+    "summary-bad-decorators": ("summary", _step_field(3, [-5])),
+    "summary-deep-body": ("summary", _deep_body),
     "record-fifo": ("record.json", lambda p: (p.unlink(), os.mkfifo(p))),
     "facts-fifo": ("facts.json", lambda p: (p.unlink(), os.mkfifo(p))),
     "summary-fifo": ("summary", lambda p: (p.unlink(), os.mkfifo(p))),
@@ -298,16 +310,7 @@ def test_damaged_cache_entry_is_rebuilt(case: str, tmp_path, capsys) -> None:
     cold = json.loads(capsys.readouterr().out)
     target, how = DAMAGE[case]
     path = cache / target if target != "summary" else _summary_of(cache, "engine/runner.py")
-    if case == "summary-deep-body":
-        data = json.loads(path.read_text())
-        data["summary"]["classes"]["Runner"][4]["execute_model"][4] = "BODY"
-        path.write_text(json.dumps(data).replace('"BODY"', _deep(5_000)))
-    elif case.startswith(("summary-unknown", "summary-negative", "summary-bad")):
-        data = json.loads(path.read_text())
-        how(data)
-        path.write_text(json.dumps(data))
-    else:
-        how(path)
+    how(path)
     if target == "summary":
         (cache / "record.json").unlink()  # make the run decode summaries
     for _ in range(2):  # the damaged run, then one from the rebuilt entry

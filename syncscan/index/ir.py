@@ -333,7 +333,7 @@ def iter_calls(expr: Expr | None):
 
 def children(expr: Expr):
     """The expressions directly inside `expr`, in field order (pairs included)."""
-    for name in _FIELD_NAMES[type(expr)]:
+    for name in _EXPR_FIELDS[type(expr)]:
         child = getattr(expr, name)
         if isinstance(child, Expr):
             yield child
@@ -391,30 +391,18 @@ def self_attribute_names(stmts: tuple[Stmt, ...]) -> tuple[str, ...] | None:
     """The names read or written as `self.<name>` in a block and the blocks
     nested in it (sorted), or None where `self` itself is passed on (to a
     call, a store, a return): then any attribute may be read."""
-    # Written for speed: every function of every summarised module is scanned
-    # when its summary is cached (a cold run).
+    # Every function of every summarised module is scanned when its summary is
+    # cached (a cold run): one stack, no generator per node as `walk` has.
     names: set[str] = set()
-    stack: list[Any] = [e for stmt in iter_statements(stmts) for e in statement_exprs(stmt)]
+    stack = [e for stmt in iter_statements(stmts) for e in statement_exprs(stmt)]
     while stack:
         node = stack.pop()
-        if isinstance(node, Attr):
-            base = node.base
-            if isinstance(base, Name) and base.id == "self":
-                names.add(node.attr)
-            else:
-                stack.append(base)
-        elif isinstance(node, Name):
-            if node.id == "self":
-                return None  # `self` itself, not an attribute of it
-        elif isinstance(node, Expr):
-            for field_name in _EXPR_FIELDS[type(node)]:
-                child = getattr(node, field_name)
-                if isinstance(child, tuple):
-                    stack.extend(child)  # expressions, or (name, expression) pairs
-                else:
-                    stack.append(child)
-        elif isinstance(node, tuple):
-            stack.extend(node)
+        if isinstance(node, Attr) and isinstance(node.base, Name) and node.base.id == "self":
+            names.add(node.attr)
+        elif isinstance(node, Name) and node.id == "self":
+            return None  # `self` itself, not an attribute of it
+        else:
+            stack.extend(children(node))
     return tuple(sorted(names))
 
 

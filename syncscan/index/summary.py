@@ -223,19 +223,26 @@ class _CachedFunction(FunctionSummary):
     source (which also replaces the cache entry).
     """
 
-    def _decoded(self, name: str, decode: Callable[[Any], Any]) -> Any:
+    def _decoded(self, name: str, decode: Callable[[Any], Any], derived: bool = False) -> Any:
+        """The field `name`, decoded on first use. Missing or damaged, a fact
+        `derived` from the body is derived again; anything else is rebuilt
+        from the source."""
         values = self.__dict__
         key = f"_{name}"
         if key not in values:
-            raw = values.pop(f"_raw_{name}")
             try:
-                values[key] = decode(raw)
+                values[key] = decode(values.pop(f"_raw_{name}"))
             except DECODE_ERRORS as exc:
-                rebuild: Rebuild | None = values.get("_rebuild")
-                if rebuild is None:
-                    raise DamagedEntryError(f"damaged cache entry for {self.qualname}") from exc
-                values[key] = getattr(rebuild(self.qualname), name)
+                values[key] = self._recovered(name, derived, exc)
         return values[key]
+
+    def _recovered(self, name: str, derived: bool, damage: Exception) -> Any:
+        if derived:
+            return getattr(FunctionSummary, name).fget(self)
+        rebuild: Rebuild | None = self.__dict__.get("_rebuild")
+        if rebuild is None:
+            raise DamagedEntryError(f"damaged cache entry for {self.qualname}") from damage
+        return getattr(rebuild(self.qualname), name)
 
     @property
     def body(self) -> tuple[Stmt, ...]:  # type: ignore[override]
@@ -253,25 +260,13 @@ class _CachedFunction(FunctionSummary):
     def returns(self) -> Expr | None:  # type: ignore[override]
         return self._decoded("returns", from_data)
 
-    def _derived(self, name: str, decode: Callable[[Any], Any]) -> Any:
-        """A fact derived from the body when it was cached; missing or damaged,
-        derived again from the body."""
-        values = self.__dict__
-        key = f"_{name}"
-        if key not in values:
-            try:
-                values[key] = decode(values.pop(f"_raw_{name}"))
-            except DECODE_ERRORS:
-                values[key] = getattr(FunctionSummary, name).fget(self)
-        return values[key]
-
     @property
     def self_assignments(self) -> tuple[tuple[str, Expr | None, Expr | None], ...]:  # type: ignore[override]
-        return self._derived("self_assignments", _assignments_from_data)
+        return self._decoded("self_assignments", _assignments_from_data, derived=True)
 
     @property
     def self_attributes(self) -> tuple[str, ...] | None:  # type: ignore[override]
-        return self._derived("self_attributes", _names_from_data)
+        return self._decoded("self_attributes", _names_from_data, derived=True)
 
     def __eq__(self, other: object) -> bool:
         """Equal to a freshly built summary of the same function."""

@@ -158,8 +158,7 @@ def _none_tested(stmts: tuple[ir.Stmt, ...], wait_methods: frozenset[str]):
         if found is None:
             found = waiting[id(stmt)] = any(
                 isinstance(c.func, ir.Attr) and c.func.attr in wait_methods
-                for value in ir.statement_exprs(stmt)
-                for c in ir.iter_calls(value)
+                for c in _own_calls(stmt)
             ) or any(waits(block) for block in ir.child_blocks(stmt))
         return found
 
@@ -203,7 +202,12 @@ def _none_compared(expr: ir.Expr):
 
 def _calls_in(stmts: tuple[ir.Stmt, ...]):
     for stmt in stmts:
-        for value in ir.statement_exprs(stmt):
-            yield from ir.iter_calls(value)
+        yield from _own_calls(stmt)
         for child in ir.child_blocks(stmt):
             yield from _calls_in(child)
+
+
+def _own_calls(stmt: ir.Stmt):
+    """The calls of a statement's own expressions (not those of its nested blocks)."""
+    for value in ir.statement_exprs(stmt):
+        yield from ir.iter_calls(value)
