@@ -381,18 +381,25 @@ def join(states: list[PathState], assumptions: tuple | None = None) -> PathState
             wait = None
         guarded = guarded or state.guarded
     # A write is reloaded only if every path that made it read it again.
-    reloaded = frozenset(
-        b
-        for b in exposed
-        if all(b in s.reloaded or b not in {x for x, _, _ in s.exposed} for s in states)
-    )
+    if any(s.reloaded for s in states):
+        made = [{x for x, _, _ in s.exposed} for s in states]
+        reloaded = frozenset(
+            b
+            for b in exposed
+            if all(b in s.reloaded or b not in m for s, m in zip(states, made, strict=True))
+        )
+    else:
+        reloaded = frozenset()
     # An event covers an access only if every path that left it pending
     # recorded the event after it (a path that did not record it leaves it stale).
+    if events:
+        left = [s.pending_ids() for s in states]
     for name in list(events):
+        snapshots = [s.event_snapshot(name) or frozenset() for s in states]
         events[name] = frozenset(
             b
             for b in events[name]
-            if all(b in (s.event_snapshot(name) or ()) or b not in s.pending_ids() for s in states)
+            if all(b in snap or b not in p for snap, p in zip(snapshots, left, strict=True))
         )
     shared = first.assumptions if assumptions is None else assumptions
     return _built(

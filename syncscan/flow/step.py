@@ -135,6 +135,8 @@ class StepAnalyzer:
         self._resolved: dict[tuple, tuple[str, list[PathState]] | None] = {}
         # (end, next step's stream facts) by identity -> their hazards (kept alive with them)
         self._pairs: dict[tuple[int, int], tuple[StreamFacts, StreamFacts, list[Hazard]]] = {}
+        # (a's assumptions and alternatives, b's) -> whether b can follow a (`_same_mode`)
+        self._modes_paired: dict[tuple, bool] = {}
 
     def analyse_all(
         self, roots: list[StepRoot], on_root: Callable[[int, int], None] | None = None
@@ -494,12 +496,20 @@ class StepAnalyzer:
         left: dict[str, list[Pending]] = {}
         for pending in carried(end.pending):
             left.setdefault(site_of(pending[0]), []).append(pending)
+        # Next steps share their host accesses (one entry point's paths): whether
+        # this path's events cover one is asked once.
+        covered: dict[tuple[str, frozenset[str]], bool] = {}
         for root, (state, returns) in next_steps:
             if not self._same_mode(end, state):
                 continue
             for buffer, write, keys in state.exposed:
                 same_site = left.get(site_of(buffer.removesuffix(HOST_READ)))
-                if same_site is None or covered_by(keys, buffer, end):
+                if same_site is None:
+                    continue
+                ordered = covered.get((buffer, keys))
+                if ordered is None:
+                    ordered = covered[(buffer, keys)] = covered_by(keys, buffer, end)
+                if ordered:
                     continue
                 access = racing_access(tuple(same_site), buffer)
                 if access is None or not self._reaches_output(access, end):
@@ -522,7 +532,16 @@ class StepAnalyzer:
 
     def _same_mode(self, a: PathState, b: PathState) -> bool:
         """Two paths the loop can take one after the other: their instance modes agree
-        (per-step data, like an idle step or an attribute set this step, may not)."""
+        (per-step data, like an idle step or an attribute set this step, may not).
+        A function of the two paths' modes, asked of every path and next step:
+        many paths share their modes, so each pair of modes is decided once."""
+        key = (a.assumptions, a.alternatives, b.assumptions, b.alternatives)
+        found = self._modes_paired.get(key)
+        if found is None:
+            found = self._modes_paired[key] = self._modes_pair(a, b)
+        return found
+
+    def _modes_pair(self, a: PathState, b: PathState) -> bool:
         idle = self.packs.vocabulary.names("idle_conditions")
         if not any(
             _modes_agree(mode, other)
@@ -574,8 +593,9 @@ def _instance_modes(state: PathState, idle: frozenset[str]) -> tuple[InstanceMod
     per state: the pairing compares every path with every next step)."""
     cached = state.__dict__.get("_instance_modes")
     if cached is None:
+        # Modes that differ only in per-step data are one instance mode: kept once.
         cached = state.__dict__["_instance_modes"] = tuple(
-            _instance_mode(mode, idle) for mode in state.modes()
+            dict.fromkeys(_instance_mode(mode, idle) for mode in state.modes())
         )
     return cached
 
@@ -586,7 +606,7 @@ def _access_modes(
     """The instance modes of the paths that made an access: its tags, else the state's."""
     if tags is None:
         return _instance_modes(state, idle)
-    return tuple(_instance_mode(mode, idle) for mode in tags)
+    return tuple(dict.fromkeys(_instance_mode(mode, idle) for mode in tags))
 
 
 def _instance_mode(mode: tuple[tuple[str, bool], ...], idle: frozenset[str]) -> InstanceMode:

@@ -95,6 +95,9 @@ class StreamFacts:
     recorded: tuple[tuple[str, str], ...] = ()
 
     def facts(self) -> tuple:
+        return self._derived("_facts", self._compute_facts)
+
+    def _compute_facts(self) -> tuple:
         return (
             self.current,
             tuple((k, o) for k, _, o in self.live),
@@ -112,12 +115,48 @@ class StreamFacts:
         """The streams this path ran work on (and the one it is on): paths of
         different modes that used different streams are kept apart, so a merge
         never pairs one mode's stream with another's."""
-        cached = self.__dict__.get("_agents")
-        if cached is None:
-            used = {k[2] for k, _, _ in self.live} | {k[2] for k, _, _ in self.exposed}
-            cached = frozenset({self.current, *used})
-            object.__setattr__(self, "_agents", cached)
-        return cached
+        return self._derived(
+            "_agents", lambda: self.live_streams() | self.exposed_streams() | {self.current}
+        )
+
+    def live_streams(self) -> frozenset[str]:
+        """The streams of the live accesses."""
+        return self._derived("_live_streams", lambda: frozenset(k[2] for k, _, _ in self.live))
+
+    def exposed_streams(self) -> frozenset[str]:
+        """The streams of the first accesses."""
+        return self._derived(
+            "_exposed_streams", lambda: frozenset(k[2] for k, _, _ in self.exposed)
+        )
+
+    def exposed_keys(self) -> frozenset[Key]:
+        """The first accesses' keys."""
+        return self._derived("_exposed_keys", lambda: frozenset(k for k, _, _ in self.exposed))
+
+    def live_by_memory(self) -> dict[str, list[Live]]:
+        """The live accesses, by the memory they access."""
+
+        def group() -> dict[str, list[Live]]:
+            found: dict[str, list[Live]] = {}
+            for entry in self.live:
+                found.setdefault(entry[0][0], []).append(entry)
+            return found
+
+        return self._derived("_by_memory", group)
+
+    def _derived(self, name: str, compute):
+        """A fact derived from the fields, computed once per state: a step's
+        states are composed and joined many times over (`_but` drops them)."""
+        found = self.__dict__.get(name)
+        if found is None:
+            found = compute()
+            object.__setattr__(self, name, found)
+        return found
+
+    def __getstate__(self) -> dict[str, object]:
+        # The fields only: derived facts are rebuilt where they are asked
+        # (a worker's paths travel to the parent).
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
     # ------------------------------------------------------------------ queries
     def resolve(self, stream: str) -> str:
@@ -170,7 +209,7 @@ class StreamFacts:
         kept = (x for x in self.live if x[0] != key)
         live = tuple(sorted((*kept, (key, trace, frozenset({stream})))))
         exposed = self.exposed
-        if all(k != key for k, _, _ in exposed):
+        if key not in self.exposed_keys():
             exposed = (*exposed, (key, trace, self.known(stream)))
         left_in = tuple(x for x in self.left_in if x[0] != key) if self.left_in else ()
         return StreamFacts(
@@ -273,8 +312,8 @@ class StreamFacts:
         return self._but(live=(), knows=_with(self.knows, HOST, frozenset({ALL})))
 
     def _but(self, **changes: object) -> StreamFacts:
-        values = {**self.__dict__, **changes}
-        values.pop("_agents", None)
+        values = {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+        values.update(changes)
         if self.left_in and "live" in changes:
             keys = {k for k, _, _ in values["live"]}
             values["left_in"] = tuple(x for x in self.left_in if x[0] in keys)
@@ -363,12 +402,10 @@ class _Composition:
     def hazards(self, at, seen: set[tuple]) -> list[Hazard]:
         """The callee's first accesses that race what the caller left live."""
         before, out, name = self.before, self.out, self.name
-        streams = {k[2] for k, _, _ in before.live}
-        if not streams or len(streams | {name(k[2]) for k, _, _ in out.exposed}) < 2:
+        streams = before.live_streams()
+        if not streams or len(streams | {name(s) for s in out.exposed_streams()}) < 2:
             return []  # one stream: its own order is enough
-        by_memory: dict[str, list[Live]] = {}
-        for entry in before.live:
-            by_memory.setdefault(entry[0][0], []).append(entry)
+        by_memory = before.live_by_memory()
         waits = before.waits | {(name(a), name(b), how) for a, b, how in out.waits}
         found: list[Hazard] = []
         for (memory, kind, stream), trace, agents in out.exposed:
@@ -447,13 +484,13 @@ def compose(before: StreamFacts | None, out: StreamFacts | None, at) -> StreamFa
         knows[target] = before.known(target) | translate(agents)
 
     exposed = list(before.exposed)
-    keys = {k for k, _, _ in exposed}
-    before_keys = set(keys)
+    before_keys = before.exposed_keys()
+    added: set[Key] = set()
     for (memory, kind, stream), trace, agents in out.exposed:
         key = (memory, kind, name(stream))
-        if key not in keys:
+        if key not in before_keys and key not in added:
             exposed.append((key, at(trace), before.known(key[2]) | translate(agents)))
-            keys.add(key)
+            added.add(key)
 
     waits = before.waits | {(name(a), name(b), how) for a, b, how in out.waits}
     left_in = before.left_in
@@ -573,9 +610,15 @@ def _narrowed(
         tagged = dict(tags)
         for key, _, _ in entries:
             contributed.setdefault(key, []).append(tagged.get(key) or own)
+    # One union per distinct list of contributions: most accesses were made
+    # by the same paths, with the same tags.
+    unions: dict[tuple[int, ...], alt.Alternatives] = {}
     found = []
     for key, lists in contributed.items():
-        narrowed = alt.union(lists)
+        signature = tuple(map(id, lists))
+        narrowed = unions.get(signature)
+        if narrowed is None:
+            narrowed = unions[signature] = alt.union(lists)
         if narrowed and narrowed != every:
             found.append((key, narrowed))
     return tuple(sorted(found))
