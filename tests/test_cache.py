@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, SHAPES, damage, signature
 
+from syncscan.index.load import FileSummariser
+from syncscan.index.prefetch import PrefetchingSummariser
 from syncscan.index.summary import FunctionSummary, ModuleSummary
-from syncscan.runner import RunResult, run
+from syncscan.runner import RunResult, load_project, run
 
 
 @pytest.mark.parametrize("project", SHAPES, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -32,6 +34,22 @@ def test_prefetching_workers_change_nothing_but_speed(project: Path, tmp_path: P
     assert prefetched.stats["parsed"] == prefetched.stats["summarised"]
     assert prefetched.stats["cache_hits"] == 0
     assert signature(prefetched) == signature(run(project, use_cache=False))
+
+
+def test_a_summariser_told_to_stop_prefetching_summarises_in_place() -> None:
+    """Before walk workers fork, the summariser guesses no more modules ahead of
+    need: every module it is asked for is still summarised, none by a worker."""
+    project, _ = load_project(FIXTURES / "slot_pool_mode_without_wait" / "buggy")
+    summariser = PrefetchingSummariser(None, jobs=2)
+    serial = FileSummariser(None)
+    try:
+        summariser.stop_prefetching()
+        for module, path in sorted(project.modules.items()):
+            assert summariser(project, module, path) == serial(project, module, path)
+    finally:
+        summariser.close()
+    assert summariser.prefetched == 0
+    assert summariser.parsed == len(project.modules)
 
 
 def test_cache_directory_is_tagged_and_ignored(tmp_path: Path) -> None:

@@ -25,6 +25,10 @@ class FakeProgram:
         self.headers_used = False
         self.adopted: list[tuple[list[str], list[str], bool]] = []
         self.in_a_worker = False
+        self.prefetching_stopped = False
+
+    def stop_prefetching(self) -> None:
+        self.prefetching_stopped = True
 
     def in_worker(self) -> None:
         self.in_a_worker = True
@@ -67,6 +71,7 @@ def test_results_come_back_in_root_order_with_each_roots_demands() -> None:
         (["module_of_d"], ["module_of_c"], False),
     ]
     assert not program.in_a_worker  # only the workers' copies were told
+    assert program.prefetching_stopped  # the cores are the walks' from the fork on
 
 
 def test_a_worker_that_dies_leaves_its_roots_to_the_parent() -> None:

@@ -67,6 +67,7 @@ def run_in_workers(
     unit's demands in unit order."""
     context = multiprocessing.get_context("fork")
     shares = partition(costs, workers)
+    program.stop_prefetching()
     running: list[tuple[multiprocessing.process.BaseProcess, Connection, list[int]]] = []
     for share in shares:
         receive, send = context.Pipe(duplex=False)

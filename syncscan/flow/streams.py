@@ -27,7 +27,9 @@ and first access then keeps the modes of the paths that made it (`left_in`,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from syncscan.flow import alternatives as alt
 
@@ -36,6 +38,8 @@ DEFAULT = "<default>"  # the default stream, named by a call (`torch.cuda.defaul
 HOST = "<host>"  # the host thread, as an agent that knows what it waited for
 ALL = "<all>"  # every stream's work before the walk's entry (a device barrier)
 EVENT = "event:"  # prefix: the work a caller recorded on this event (not recorded here)
+
+Derived = TypeVar("Derived")
 
 Trace = tuple  # a witness trace (state.Trace): WitnessSteps, the innermost last
 Key = tuple[str, str, str]  # (memory, "read" | "write", stream)
@@ -144,7 +148,7 @@ class StreamFacts:
 
         return self._derived("_by_memory", group)
 
-    def _derived(self, name: str, compute):
+    def _derived(self, name: str, compute: Callable[[], Derived]) -> Derived:
         """A fact derived from the fields, computed once per state: a step's
         states are composed and joined many times over (`_but` drops them)."""
         found = self.__dict__.get(name)

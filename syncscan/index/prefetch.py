@@ -51,6 +51,7 @@ class PrefetchingSummariser(FileSummariser):
         self._pending: dict[str, Future] = {}
         self._seen: set[str] = set()
         self.prefetched = 0
+        self._stopped = False
 
     def __call__(self, project: Project, module: str, path: Path) -> ModuleSummary:
         self._seen.add(module)
@@ -84,7 +85,18 @@ class PrefetchingSummariser(FileSummariser):
         one's pool and its threads do not exist."""
         return FileSummariser(self.cache).without_workers()
 
+    def stop_prefetching(self) -> None:
+        """Summarise nothing more ahead of need: the queued guesses are dropped
+        (a module asked for later is summarised in place). Walk workers are about
+        to take every core, and a pool still parsing guesses would slow them all
+        (vLLM 0.33.0 cold: 212 imports still queued when the walks began)."""
+        self._stopped = True
+        for future in self._pending.values():
+            future.cancel()
+
     def _prefetch_imports(self, project: Project, summary: ModuleSummary) -> None:
+        if self._stopped:
+            return
         for binding in summary.imports:
             module = _project_module(project, binding.target)
             if module is None or module in self._seen:

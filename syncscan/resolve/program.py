@@ -96,6 +96,13 @@ class Program:
         if headers_used:
             self._headers()
 
+    def stop_prefetching(self) -> None:
+        """Before walk workers fork: the summariser guesses no more modules ahead
+        of need (prefetch.py), so that the cores are the walks'."""
+        stop = getattr(self._summarise, "stop_prefetching", None)
+        if stop is not None:
+            stop()
+
     def in_worker(self) -> None:
         """In a forked walk worker: report no progress (the parent does), and
         load without the parent's prefetching pool, whose threads did not fork."""
