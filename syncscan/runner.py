@@ -216,11 +216,11 @@ class _Summariser:
             if self._jobs > 1:
                 from syncscan.index.prefetch import PrefetchingSummariser
 
-                self._made = PrefetchingSummariser(self._cache, self._jobs)
+                self._made = PrefetchingSummariser(self._cache, self._jobs, defer_writes=True)
             else:
                 from syncscan.index.load import FileSummariser
 
-                self._made = FileSummariser(self._cache)
+                self._made = FileSummariser(self._cache, defer_writes=True)
         return self._made
 
     @property

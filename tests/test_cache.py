@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, SHAPES, damage, signature
 
+from syncscan.index.cache import SummaryCache
 from syncscan.index.load import FileSummariser
 from syncscan.index.prefetch import PrefetchingSummariser
 from syncscan.index.summary import FunctionSummary, ModuleSummary
@@ -50,6 +51,18 @@ def test_a_summariser_told_to_stop_prefetching_summarises_in_place() -> None:
         summariser.close()
     assert summariser.prefetched == 0
     assert summariser.parsed == len(project.modules)
+
+
+def test_held_back_summaries_reach_the_cache_when_flushed(tmp_path: Path) -> None:
+    project, _ = load_project(FIXTURES / "slot_pool_mode_without_wait" / "buggy")
+    cache = SummaryCache(tmp_path / "cache")
+    summariser = FileSummariser(cache, defer_writes=True)
+    for module, path in sorted(project.modules.items()):
+        summariser(project, module, path)
+    assert not list((tmp_path / "cache").glob("summaries/*/*.json"))  # held back
+    summariser.close()
+    entries = list((tmp_path / "cache").glob("summaries/*/*.json"))
+    assert len(entries) == summariser.parsed == len(project.modules)
 
 
 def test_cache_directory_is_tagged_and_ignored(tmp_path: Path) -> None:

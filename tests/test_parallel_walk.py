@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from helpers import FIXTURES
@@ -25,10 +26,10 @@ class FakeProgram:
         self.headers_used = False
         self.adopted: list[tuple[list[str], list[str], bool]] = []
         self.in_a_worker = False
-        self.prefetching_stopped = False
+        self.walkers_told = 0
 
-    def stop_prefetching(self) -> None:
-        self.prefetching_stopped = True
+    def walkers_started(self) -> None:
+        self.walkers_told += 1
 
     def in_worker(self) -> None:
         self.in_a_worker = True
@@ -71,7 +72,7 @@ def test_results_come_back_in_root_order_with_each_roots_demands() -> None:
         (["module_of_d"], ["module_of_c"], False),
     ]
     assert not program.in_a_worker  # only the workers' copies were told
-    assert program.prefetching_stopped  # the cores are the walks' from the fork on
+    assert program.walkers_told == 1  # the cores are the walks' from the fork on
 
 
 def test_a_worker_that_dies_leaves_its_roots_to_the_parent() -> None:
@@ -111,3 +112,18 @@ def test_a_fixture_reports_the_same_whether_its_roots_are_analysed_in_workers(
 
     assert contract(forked) == contract(serial)
     assert serial.stats["step_roots"] >= 2
+
+
+def test_a_cold_run_with_walk_workers_leaves_every_summary_in_the_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The parent holds back the summaries it parses and writes them once its
+    walk workers have forked (or at its end); workers write theirs at once:
+    the next run parses nothing."""
+    monkeypatch.setattr(context, "PARALLEL_MIN_NODES", 0)
+    cache = tmp_path / "cache"
+    cold = run(FIXTURES / "stream_lookalikes/clean", cache_dir=cache, jobs=2)
+    assert cold.stats["walk_processes"] == 2 and cold.stats["parsed"] > 0
+    warm = run(FIXTURES / "stream_lookalikes/clean", cache_dir=cache, jobs=2)
+    assert warm.stats["parsed"] == 0
+    assert warm.stats["cache_hits"] == cold.stats["summarised"]

@@ -67,7 +67,6 @@ def run_in_workers(
     unit's demands in unit order."""
     context = multiprocessing.get_context("fork")
     shares = partition(costs, workers)
-    program.stop_prefetching()
     running: list[tuple[multiprocessing.process.BaseProcess, Connection, list[int]]] = []
     for share in shares:
         receive, send = context.Pipe(duplex=False)
@@ -77,6 +76,7 @@ def run_in_workers(
         process.start()
         send.close()
         running.append((process, receive, share))
+    program.walkers_started()
     outcomes: dict[int, Outcome[Result]] = {}
     waiting = {receive: (process, len(share)) for process, receive, share in running}
     while waiting:

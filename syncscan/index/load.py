@@ -57,18 +57,36 @@ class FileSummariser:
 
     prefetched = 0  # summaries worker processes made ahead of need (see prefetch)
 
-    def __init__(self, cache: SummaryCache | None = None) -> None:
+    def __init__(self, cache: SummaryCache | None = None, defer_writes: bool = False) -> None:
         self.cache = cache
         self.parsed = 0
         self.files_read = 0
         # The modules parsed (not found in the cache), in a walk worker (parallel.py).
         self.parsed_modules: list[str] | None = None
+        # With `defer_writes`, summaries parsed here and not yet written to the
+        # cache: a cold run writes them once its walks have the cores (`flush`),
+        # not between the modules the call graph waits for, or at its end (`close`).
+        self._unwritten: list[tuple[str, ModuleSummary]] | None = [] if defer_writes else None
 
     def without_workers(self) -> FileSummariser:
         """This summariser (it makes no worker processes), naming what it parses
-        from now on: in a forked walk worker, whose parent counts them."""
+        from now on: in a forked walk worker, whose parent counts them. It
+        writes what it parses at once (the parent reads it from the cache) and
+        leaves what the parent held back to the parent."""
         self.parsed_modules = []
+        self._unwritten = None
         return self
+
+    def flush(self) -> None:
+        """Write the summaries held back (`defer_writes`)."""
+        if self.cache is None or not self._unwritten:
+            return
+        held, self._unwritten = self._unwritten, []
+        for key, summary in held:
+            self.cache.put(key, summary)
+
+    def close(self) -> None:
+        self.flush()
 
     def parsed_elsewhere(self, load: Callable[[], ModuleSummary]) -> ModuleSummary:
         """`load()` of a summary another process of this run parsed and cached:
@@ -94,7 +112,10 @@ class FileSummariser:
         if self.parsed_modules is not None:
             self.parsed_modules.append(module)
         if self.cache is not None and key is not None:
-            self.cache.put(key, summary)
+            if self._unwritten is not None:
+                self._unwritten.append((key, summary))
+            else:
+                self.cache.put(key, summary)
         return summary
 
     def _rebuilder(self, project: Project, module: str, path: Path) -> Rebuild:

@@ -44,8 +44,8 @@ def _summarise_in_worker(
 
 
 class PrefetchingSummariser(FileSummariser):
-    def __init__(self, cache: SummaryCache | None, jobs: int) -> None:
-        super().__init__(cache)
+    def __init__(self, cache: SummaryCache | None, jobs: int, defer_writes: bool = False) -> None:
+        super().__init__(cache, defer_writes)
         self.workers = max(1, jobs - 1)
         self._pool: ProcessPoolExecutor | None = None
         self._pending: dict[str, Future] = {}
@@ -87,8 +87,8 @@ class PrefetchingSummariser(FileSummariser):
 
     def stop_prefetching(self) -> None:
         """Summarise nothing more ahead of need: the queued guesses are dropped
-        (a module asked for later is summarised in place). Walk workers are about
-        to take every core, and a pool still parsing guesses would slow them all
+        (a module asked for later is summarised in place). Walk workers have
+        taken every core, and a pool still parsing guesses would slow them all
         (vLLM 0.33.0 cold: 212 imports still queued when the walks began)."""
         self._stopped = True
         for future in self._pending.values():
@@ -127,6 +127,7 @@ class PrefetchingSummariser(FileSummariser):
                 future.cancel()
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        super().close()
 
 
 def _project_module(project: Project, target: str) -> str | None:

@@ -96,12 +96,14 @@ class Program:
         if headers_used:
             self._headers()
 
-    def stop_prefetching(self) -> None:
-        """Before walk workers fork: the summariser guesses no more modules ahead
-        of need (prefetch.py), so that the cores are the walks'."""
-        stop = getattr(self._summarise, "stop_prefetching", None)
-        if stop is not None:
-            stop()
+    def walkers_started(self) -> None:
+        """Walk workers have forked and hold every core: the summariser guesses
+        no more modules ahead of need (prefetch.py), and writes the summaries it
+        held back while the call graph waited for them (load.py)."""
+        for hook in ("stop_prefetching", "flush"):
+            act = getattr(self._summarise, hook, None)
+            if act is not None:
+                act()
 
     def in_worker(self) -> None:
         """In a forked walk worker: report no progress (the parent does), and
