@@ -11,9 +11,11 @@ import pytest
 from helpers import FIXTURES, SHAPES, damage, signature
 
 from syncscan.index.cache import SummaryCache
+from syncscan.index.facts import FactsTable
 from syncscan.index.load import FileSummariser
 from syncscan.index.prefetch import PrefetchingSummariser
 from syncscan.index.summary import FunctionSummary, ModuleSummary
+from syncscan.resolve.program import Program
 from syncscan.runner import RunResult, load_project, run
 
 
@@ -38,8 +40,9 @@ def test_prefetching_workers_change_nothing_but_speed(project: Path, tmp_path: P
 
 
 def test_a_summariser_told_to_stop_prefetching_summarises_in_place() -> None:
-    """Before walk workers fork, the summariser guesses no more modules ahead of
-    need: every module it is asked for is still summarised, none by a worker."""
+    """Once walk workers have forked, the summariser guesses no more modules
+    ahead of need: every module it is asked for is still summarised, none by
+    a worker."""
     project, _ = load_project(FIXTURES / "slot_pool_mode_without_wait" / "buggy")
     summariser = PrefetchingSummariser(None, jobs=2)
     serial = FileSummariser(None)
@@ -53,13 +56,21 @@ def test_a_summariser_told_to_stop_prefetching_summarises_in_place() -> None:
     assert summariser.parsed == len(project.modules)
 
 
-def test_held_back_summaries_reach_the_cache_when_flushed(tmp_path: Path) -> None:
+def test_held_back_summaries_are_written_when_the_walk_workers_start(tmp_path: Path) -> None:
+    """The summaries the program's loads parsed wait until its walk workers
+    have forked (`Program.walkers_started`); the run's end writes the rest."""
     project, _ = load_project(FIXTURES / "slot_pool_mode_without_wait" / "buggy")
     cache = SummaryCache(tmp_path / "cache")
     summariser = FileSummariser(cache, defer_writes=True)
-    for module, path in sorted(project.modules.items()):
-        summariser(project, module, path)
+    program = Program(project, summariser, FactsTable(project.modules, None))
+    *first, last = sorted(project.modules)
+    for module in first:
+        program.summary(module)
     assert not list((tmp_path / "cache").glob("summaries/*/*.json"))  # held back
+    program.walkers_started()
+    assert len(list((tmp_path / "cache").glob("summaries/*/*.json"))) == len(first)
+    program.summary(last)  # a load after the fork: held back until the end
+    assert len(list((tmp_path / "cache").glob("summaries/*/*.json"))) == len(first)
     summariser.close()
     entries = list((tmp_path / "cache").glob("summaries/*/*.json"))
     assert len(entries) == summariser.parsed == len(project.modules)

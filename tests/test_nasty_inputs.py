@@ -250,26 +250,25 @@ def _summary_of(cache: Path, module_path: str) -> Path:
     raise AssertionError(f"no summary of {module_path}")
 
 
-def _step_field(index: int, value: object) -> Callable[[Path], None]:
-    """Damage one field of the step's cached function (decoded only on first use)."""
+def _edit_step(edit: Callable[[list], None]) -> Callable[[Path], None]:
+    """Damage the step's cached function (its fields decode only on first use)."""
 
     def damage(path: Path) -> None:
         data = json.loads(path.read_text())
-        data["summary"]["classes"]["Runner"][4]["execute_model"][index] = value
+        edit(data["summary"]["classes"]["Runner"][4]["execute_model"])
         path.write_text(json.dumps(data))
 
     return damage
+
+
+def _step_field(index: int, value: object) -> Callable[[Path], None]:
+    """One field of the step's cached function replaced by `value`."""
+    return _edit_step(lambda function: function.__setitem__(index, value))
 
 
 def _body_tag(tag: int) -> Callable[[Path], None]:
     """The step's first statement with IR tag `tag`."""
-
-    def damage(path: Path) -> None:
-        data = json.loads(path.read_text())
-        data["summary"]["classes"]["Runner"][4]["execute_model"][4][0][0] = tag
-        path.write_text(json.dumps(data))
-
-    return damage
+    return _edit_step(lambda function: function[4][0].__setitem__(0, tag))
 
 
 def _deep_body(path: Path) -> None:

@@ -86,6 +86,7 @@ class FileSummariser:
             self.cache.put(key, summary)
 
     def close(self) -> None:
+        """The run is over: nothing stays held back."""
         self.flush()
 
     def parsed_elsewhere(self, load: Callable[[], ModuleSummary]) -> ModuleSummary:
