@@ -3,14 +3,15 @@
 A run reads a small part of the tree, and it knows which part: the modules it
 summarised, and (when a subclass query ran) the class headers of every file.
 The record stores the findings with those inputs: the content digest of each
-summarised file, a digest of every file's class headers, and a key over
-everything else a result depends on (syncscan's version, the packs, the
-configuration, the selected rules, the module table). The next run reuses the
-findings only if every one of those inputs is unchanged, checked through the
-file facts (a stat per file, a read only where the stat differs); a changed
-file whose new summary equals the recorded one counts as unchanged. Any change
-the analysis reads (a callee, a base class, a re-export) discards the record
-and the findings are recomputed from summaries.
+summarised file, a digest of every file's class headers, the items of each
+summary the analysis read (reads.py), and a key over everything else a result
+depends on (syncscan's version, the packs, the configuration, the selected
+rules, the module table). The next run reuses the findings only if every one
+of those inputs is unchanged, checked through the file facts (a stat per file,
+a read only where the stat differs); a changed file whose new summary agrees
+with the recorded one on every item read counts as unchanged. Any change the
+analysis reads (a callee, a base class, a re-export, a line moved under what
+it read) discards the record and the findings are recomputed from summaries.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from syncscan.index.summary import ModuleSummary
     from syncscan.resolve.program import Program
 
-RECORD_FORMAT = 4
+RECORD_FORMAT = 5
 _DOCUMENT = "record.json"
 
 
@@ -94,9 +95,11 @@ def load(
     """The recorded result, if its inputs are all unchanged; else None.
 
     A summarised file whose bytes changed still counts as unchanged when its
-    new summary equals the one the record was computed from (a comment or a
-    blank line appended: nothing the analysis reads moved). This early cutoff
-    re-summarises only the changed files; the record is then updated to them.
+    new summary agrees with the one the record was computed from on every item
+    the analysis read of it (reads.py: a comment appended, an edit inside a
+    function the analysis never read, nothing it read moved). This early
+    cutoff re-summarises only the changed files; the record is then updated
+    to them.
     """
     data = cache.read_document(_DOCUMENT)
     if not isinstance(data, dict) or data.get("key") != key:
@@ -113,7 +116,9 @@ def load(
                 return None
             before = cache.get(summary_key, str(facts.path_of(module)))
             after = resummarise(module)
-            if before is None or after is None or before != after:
+            if before is None or after is None:
+                return None
+            if before != after and not _agree(before, after, data["read"].get(module)):
                 return None
             refreshed[module] = [current, _summary_key(cache, facts, module)]
         if data["headers"] is not None and data["headers"] != _headers_digest(facts):
@@ -134,9 +139,27 @@ def load(
     return analysed
 
 
+def _agree(before: ModuleSummary, after: ModuleSummary, items: Any) -> bool:
+    """Whether the two summaries agree on every item of the module the run read."""
+    from syncscan.index import reads
+
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        return False  # nothing recorded for it, or damaged: it may all have been read
+    return reads.agree(before, after, items)
+
+
 def save(
-    cache: SummaryCache, key: str, facts: FactsTable, program: Program, analysed: Analysed
+    cache: SummaryCache,
+    key: str,
+    facts: FactsTable,
+    program: Program,
+    analysed: Analysed,
+    read: set[str],
 ) -> None:
+    """Record the result with its inputs; `read`: the summary items the analysis
+    read (reads.py), by which a changed file that left them alone keeps it."""
+    from syncscan.index import reads
+
     summarised = {}
     for module in program.requested():
         found = facts.get(module)
@@ -150,6 +173,7 @@ def save(
             "key": key,
             "summarised": summarised,
             "headers": _headers_digest(facts) if program.headers_used else None,
+            "read": reads.by_module(read),
             "result": {
                 "findings": [finding_to_data(f) for f in analysed.findings],
                 "diagnostics": [dataclasses.asdict(d) for d in analysed.diagnostics],

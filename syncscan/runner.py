@@ -161,11 +161,17 @@ def run(
             rules = [rule for rule in all_rules() if rule.code in codes]
             walkers = jobs if walk_jobs is None else walk_jobs
             named = frozenset(codes) if select else frozenset()
+            from syncscan.index import reads
+
             analysis = Analysis(project, packs, summariser.get(), facts, walkers, named)
-            analysed = _analyse(analysis, summariser.get(), rules, progress)
+            reads.start()  # what the findings are computed from, item by item
+            try:
+                analysed = _analyse(analysis, summariser.get(), rules, progress)
+            finally:
+                read = reads.stop()
             analysed.stats["cache_hits"] = cache.hits if cache else 0
             if key is not None and cache is not None:
-                reuse.save(cache, key, facts, analysis.program, analysed)
+                reuse.save(cache, key, facts, analysis.program, analysed, read)
     finally:
         summariser.close()
     result = RunResult(

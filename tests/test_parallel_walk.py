@@ -12,6 +12,7 @@ import pytest
 from helpers import FIXTURES
 
 from syncscan.flow import context, parallel
+from syncscan.index import reads
 from syncscan.report.json_report import render
 from syncscan.runner import run
 
@@ -127,3 +128,22 @@ def test_a_cold_run_with_walk_workers_leaves_every_summary_in_the_cache(
     warm = run(FIXTURES / "stream_lookalikes/clean", cache_dir=cache, jobs=2)
     assert warm.stats["parsed"] == 0
     assert warm.stats["cache_hits"] == cold.stats["summarised"]
+
+
+def test_the_summary_items_a_worker_reads_are_the_parents_to_record() -> None:
+    """Each unit's reads (reads.py) come back with it and join the parent's:
+    the run record says what the findings came from."""
+    program = FakeProgram()
+
+    def walk(root: str) -> str:
+        assert reads.LOG is not None
+        reads.LOG.add(f"read by {root}")
+        return root
+
+    reads.start()
+    try:
+        reads.LOG.add("read before the fork")  # type: ignore[union-attr]
+        parallel.run_in_workers(["a", "b", "c"], [1, 1, 1], 2, walk, program)  # type: ignore[arg-type]
+    finally:
+        read = reads.stop()
+    assert read == {"read before the fork", "read by a", "read by b", "read by c"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,60 @@ def test_vllm_0_28_reused_findings_match(result_0_28: RunResult, vllm_0_28: Path
     reused = run(vllm_0_28, reuse_findings=True)
     assert reused.stats["findings_reused"] == 1
     assert signature(fresh) == signature(reused) == signature(result_0_28)
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_an_edit_to_what_the_analysis_never_read_keeps_the_findings(tmp_path: Path) -> None:
+    """Early cutoff by item (reads.py): the step file changes inside a method no
+    walk enters, on a line that is not one of its `self.x = ...` assignments
+    (which attribute types read), and no line moves."""
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    runner_file = project / "engine" / "runner.py"
+    with runner_file.open("a", encoding="utf-8") as handle:
+        handle.write(
+            "\n    def resize(self):\n        self.hidden_size = 4\n"
+            "        unused = 1\n        return unused\n"
+        )
+    first = checked(project, cache)
+    assert first.stats["findings_reused"] == 0 and len(first.findings) == 1
+    _edit(runner_file, "unused = 1", "unused = 2")
+    kept = checked(project, cache)
+    assert kept.stats["findings_reused"] == 1
+    assert signature(kept) == signature(first) == signature(run(project, use_cache=False))
+    # Its assignments through `self` are read: a change there is recomputed.
+    _edit(runner_file, "self.hidden_size = 4", "self.hidden_size = 5")
+    assigned = checked(project, cache)
+    assert assigned.stats["findings_reused"] == 0
+    assert signature(assigned) == signature(run(project, use_cache=False))
+    # So is any change to a function a walk entered, its line count unchanged.
+    _edit(runner_file, "n = len(batch.token_ids)", "n = len(batch.req_ids)")
+    walked = checked(project, cache)
+    assert walked.stats["findings_reused"] == 0
+    assert signature(walked) == signature(run(project, use_cache=False))
+    # And any change to the module's own level (names, imports, assignments).
+    with runner_file.open("a", encoding="utf-8") as handle:
+        handle.write("\n\nLIMIT = 3\n")
+    assert checked(project, cache).stats["findings_reused"] == 0
+
+
+def test_a_record_without_the_items_read_counts_every_change(tmp_path: Path) -> None:
+    """An older or damaged record that does not say what was read of a file:
+    any change to it recomputes."""
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    runner_file = project / "engine" / "runner.py"
+    with runner_file.open("a", encoding="utf-8") as handle:
+        handle.write("\n    def resize(self, size):\n        return 1\n")
+    checked(project, cache)
+    record = cache / "record.json"
+    data = json.loads(record.read_text(encoding="utf-8"))
+    data["read"].pop("engine.runner")
+    record.write_text(json.dumps(data), encoding="utf-8")
+    _edit(runner_file, "return 1", "return 2")
+    assert checked(project, cache).stats["findings_reused"] == 0

@@ -10,11 +10,12 @@ classes, 1 to 4 s each) then split across the idle cores.
 Workers are forked after the call graph is built, so they inherit the loaded
 summaries and the oracles' caches instead of rebuilding them. Each sends back,
 per unit, its result and what it asked of the program that the parent has not:
-the modules it loaded, in order, and whether it read every file's class
-headers. The parent replays those demands unit by unit (`Program.adopt`), so
-the modules, diagnostics and file inputs the run records are the ones a serial
-run records. A worker that dies (killed for memory, say) leaves its units to
-the parent, which runs them itself: the result is never short of a root.
+the modules it loaded, in order, whether it read every file's class headers,
+and the summary items it read (reads.py). The parent replays those
+demands unit by unit (`Program.adopt`), so the modules, diagnostics, file
+inputs and items the run records are the ones a serial run records. A worker
+that dies (killed for memory, say) leaves its units to the parent, which runs
+them itself: the result is never short of a root.
 """
 
 from __future__ import annotations
@@ -26,15 +27,17 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, TypeVar
 
+from syncscan.index import reads
+
 if TYPE_CHECKING:
     from syncscan.resolve.program import Program
 
 Unit = TypeVar("Unit")
 Result = TypeVar("Result")
 # What a worker returns for one unit: its index, its result, the modules it
-# loaded for it (in order), those of them it parsed, and whether it read every
-# file's class headers.
-Outcome = tuple[int, Result, list[str], list[str], bool]
+# loaded for it (in order), those of them it parsed, whether it read every
+# file's class headers, and the summary items it read (reads.py).
+Outcome = tuple[int, Result, list[str], list[str], bool, set[str]]
 
 
 def can_fork() -> bool:
@@ -106,8 +109,9 @@ def run_in_workers(
         if index not in outcomes:  # its worker died: run it here
             results.append(run(unit))
             continue
-        _, result, loaded, _, headers_used = outcomes[index]
+        _, result, loaded, _, headers_used, read = outcomes[index]
         program.adopt(loaded, parsed, headers_used)
+        reads.add(read)
         results.append(result)
     return results
 
@@ -121,6 +125,7 @@ def _worker(
 ) -> None:
     """In a forked worker: run the share's units, sending each outcome as it is known."""
     program.in_worker()
+    reads.take()  # the parent's reads are the parent's to record
     try:
         for index in share:
             requested, parsed = program.requested_in_order(), program.parsed_in_worker()
@@ -129,7 +134,7 @@ def _worker(
             loaded = program.requested_in_order()[len(requested) :]
             parsed = program.parsed_in_worker()[len(parsed) :]
             headers = program.headers_used and not headers_before
-            send.send((index, result, loaded, parsed, headers))
+            send.send((index, result, loaded, parsed, headers, reads.take()))
     except KeyboardInterrupt:
         pass  # the parent was interrupted too, and says so
     except BaseException as exc:  # noqa: BLE001 - the parent runs what is missing

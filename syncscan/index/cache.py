@@ -85,6 +85,7 @@ class SummaryCache:
         return summary if summary.path == path else _relocated(summary, path)
 
     def put(self, key: str, summary: ModuleSummary) -> None:
+        from syncscan.index import reads
         from syncscan.index.ir import leave_nodes
         from syncscan.index.summary import summary_to_data
 
@@ -92,7 +93,8 @@ class SummaryCache:
             self._prepare()
             entry = self._path(key)
             entry.parent.mkdir(parents=True, exist_ok=True)
-            data = summary_to_data(summary, leave_nodes)
+            with reads.paused():  # encoding reads every field: not the analysis
+                data = summary_to_data(summary, leave_nodes)
             _write_atomic(entry, {"key": key, "summary": data})
         except (OSError, RecursionError):
             pass  # a read-only or full cache, or a freak nesting depth, never fails the run

@@ -16,6 +16,7 @@ from syncscan.index.summary import (
     Rebuild,
     SummaryError,
     find_function,
+    recorded,
 )
 from syncscan.project import Project
 
@@ -108,7 +109,7 @@ class FileSummariser:
             cached = self.cache.get(key, str(path), self._rebuilder(project, module, path))
             if cached is not None:
                 return cached
-        summary = summarise_bytes(source, module, path)
+        summary = recorded(summarise_bytes(source, module, path))
         self.parsed += 1
         if self.parsed_modules is not None:
             self.parsed_modules.append(module)

@@ -8,9 +8,10 @@ is the unit of caching: serialise it with `to_data`, read it back with
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from syncscan.index import reads
 from syncscan.index.ir import (
     Expr,
     Stmt,
@@ -133,6 +134,43 @@ def find_function(summary: ModuleSummary, qualname: str) -> FunctionSummary | No
     return None
 
 
+def find_class(summary: ModuleSummary, qualname: str) -> ClassSummary | None:
+    """The top-level class of `summary` with this qualname."""
+    for cls in summary.classes.values():
+        if cls.qualname == qualname:
+            return cls
+    return None
+
+
+def module_header(summary: ModuleSummary) -> tuple:
+    """What a module holds outside its classes' and functions' contents
+    (reads.py's "module" item)."""
+    return (
+        summary.module,
+        summary.path,
+        summary.is_package,
+        summary.imports,
+        tuple(summary.functions),
+        tuple(summary.classes),
+        summary.assigns,
+        summary.marker_comments,
+    )
+
+
+def class_header(cls: ClassSummary) -> tuple:
+    """What a class holds outside its methods' contents (reads.py's "class" item)."""
+    return (
+        cls.name,
+        cls.qualname,
+        cls.bases,
+        cls.decorators,
+        tuple(cls.methods),
+        cls.annotations,
+        cls.assigns,
+        cls.line,
+    )
+
+
 def summary_to_data(
     summary: ModuleSummary, to_data: Callable[[Any], Any] = to_data
 ) -> dict[str, Any]:
@@ -212,9 +250,22 @@ def _names_from_data(raw: Any) -> tuple[str, ...] | None:
     return tuple(raw)
 
 
+def _noting(kind: int, name: str) -> property:
+    """A field read through `reads.LOG` (item `kind` of the function's three)."""
+
+    def get(self: _CachedFunction) -> Any:
+        log = reads.LOG
+        if log is not None:
+            log.add(self._read_items()[kind])
+        return self.__dict__[name]
+
+    return property(get)
+
+
 class _CachedFunction(FunctionSummary):
-    """A function read from the cache, its body, parameters, decorators and
-    return annotation decoded on first use.
+    """A function as the program hands it out: read from the cache (its body,
+    parameters, decorators and return annotation decoded on first use) or
+    freshly built (`recorded`), every field read noted in `reads.LOG`.
 
     A run loads whole modules but walks few of their functions, and decoding
     them was most of a warm run's loading time (parameters alone, half of what
@@ -223,11 +274,16 @@ class _CachedFunction(FunctionSummary):
     source (which also replaces the cache entry).
     """
 
-    def _decoded(self, name: str, decode: Callable[[Any], Any], derived: bool = False) -> Any:
-        """The field `name`, decoded on first use. Missing or damaged, a fact
-        `derived` from the body is derived again; anything else is rebuilt
-        from the source."""
+    def _decoded(
+        self, name: str, decode: Callable[[Any], Any], kind: int | None = 0, derived: bool = False
+    ) -> Any:
+        """The field `name`, decoded on first use, its read noted as item `kind`
+        (None: not noted). Missing or damaged, a fact `derived` from the body is
+        derived again; anything else is rebuilt from the source."""
         values = self.__dict__
+        log = reads.LOG
+        if log is not None and kind is not None:
+            log.add(self._read_items()[kind])
         key = f"_{name}"
         if key not in values:
             try:
@@ -236,9 +292,22 @@ class _CachedFunction(FunctionSummary):
                 values[key] = self._recovered(name, derived, exc)
         return values[key]
 
+    def _read_items(self) -> tuple[str, str, str]:
+        """Its three items (reads.py), made on the first read a run notes: most
+        functions of a loaded module are never read."""
+        values = self.__dict__
+        found = values.get("_items")
+        if found is None:
+            module, qualname = values["_module"], values["qualname"]
+            kinds = ("function", "assigned", "attributes")
+            found = values["_items"] = tuple(reads.item(module, k, qualname) for k in kinds)
+        return found
+
     def _recovered(self, name: str, derived: bool, damage: Exception) -> Any:
-        if derived:
-            return getattr(FunctionSummary, name).fget(self)
+        if derived:  # from the body, which counts as read only where it is
+            body = self._decoded("body", from_data, None)
+            derive = self_assignments if name == "self_assignments" else self_attribute_names
+            return tuple(derive(body)) if name == "self_assignments" else derive(body)
         rebuild: Rebuild | None = self.__dict__.get("_rebuild")
         if rebuild is None:
             raise DamagedEntryError(f"damaged cache entry for {self.qualname}") from damage
@@ -262,11 +331,19 @@ class _CachedFunction(FunctionSummary):
 
     @property
     def self_assignments(self) -> tuple[tuple[str, Expr | None, Expr | None], ...]:  # type: ignore[override]
-        return self._decoded("self_assignments", _assignments_from_data, derived=True)
+        return self._decoded("self_assignments", _assignments_from_data, 1, derived=True)
 
     @property
     def self_attributes(self) -> tuple[str, ...] | None:  # type: ignore[override]
-        return self._decoded("self_attributes", _names_from_data, derived=True)
+        return self._decoded("self_attributes", _names_from_data, 2, derived=True)
+
+    # Positions are read like the rest: a finding carries them.
+    line = _noting(0, "line")  # type: ignore[assignment]
+    col = _noting(0, "col")  # type: ignore[assignment]
+    end_line = _noting(0, "end_line")  # type: ignore[assignment]
+    header_line = _noting(0, "header_line")  # type: ignore[assignment]
+    is_generator = _noting(0, "is_generator")  # type: ignore[assignment]
+    nested = _noting(0, "nested")  # type: ignore[assignment]
 
     def __eq__(self, other: object) -> bool:
         """Equal to a freshly built summary of the same function."""
@@ -277,8 +354,98 @@ class _CachedFunction(FunctionSummary):
     __hash__ = FunctionSummary.__hash__
 
 
+class _RecordedClass(ClassSummary):
+    """A class as the program hands it out, every field but its names noted
+    in `reads.LOG` when read."""
+
+    def _field(name: str) -> property:  # type: ignore[misc]
+        def get(self: _RecordedClass) -> Any:
+            log = reads.LOG
+            if log is not None:
+                log.add(self.__dict__["_read_item"])
+            return self.__dict__[name]
+
+        return property(get)
+
+    bases = _field("bases")  # type: ignore[assignment]
+    decorators = _field("decorators")  # type: ignore[assignment]
+    methods = _field("methods")  # type: ignore[assignment]
+    annotations = _field("annotations")  # type: ignore[assignment]
+    assigns = _field("assigns")  # type: ignore[assignment]
+    line = _field("line")  # type: ignore[assignment]
+    del _field
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a freshly built summary of the same class."""
+        if not isinstance(other, ClassSummary):
+            return NotImplemented
+        return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self))
+
+    __hash__ = ClassSummary.__hash__
+
+
+def _recorded_class(module: str, **values: Any) -> ClassSummary:
+    cls = object.__new__(_RecordedClass)
+    cls.__dict__.update(values, _read_item=reads.item(module, "class", values["qualname"]))
+    return cls
+
+
+def recorded(summary: ModuleSummary) -> ModuleSummary:
+    """A freshly built summary whose functions and classes note their reads,
+    as those read from the cache do."""
+    module = summary.module
+
+    def fn(f: FunctionSummary) -> FunctionSummary:
+        if isinstance(f, _CachedFunction):
+            return f
+        function = object.__new__(_CachedFunction)
+        function.__dict__.update(
+            name=f.name,
+            qualname=f.qualname,
+            _params=f.params,
+            _decorators=f.decorators,
+            _body=f.body,
+            _returns=f.returns,
+            line=f.line,
+            col=f.col,
+            end_line=f.end_line,
+            header_line=f.header_line,
+            is_generator=f.is_generator,
+            nested=tuple(fn(n) for n in f.nested),
+            _rebuild=None,
+            _module=module,
+        )
+        return function
+
+    def cls(c: ClassSummary) -> ClassSummary:
+        if isinstance(c, _RecordedClass):
+            return c
+        return _recorded_class(
+            module,
+            name=c.name,
+            qualname=c.qualname,
+            bases=c.bases,
+            decorators=c.decorators,
+            methods={m: fn(f) for m, f in c.methods.items()},
+            annotations=c.annotations,
+            assigns=c.assigns,
+            line=c.line,
+        )
+
+    return replace(
+        summary,
+        functions={k: fn(v) for k, v in summary.functions.items()},
+        classes={k: cls(c) for k, c in summary.classes.items()},
+    )
+
+
 def summary_from_data(data: dict[str, Any], rebuild: Rebuild | None = None) -> ModuleSummary:
     """Inverse of `summary_to_data`; `rebuild` recovers a function found damaged later."""
+    if not isinstance(data, dict):
+        raise TypeError("a summary is a JSON object")
+    module = data["module"]
+    if type(module) is not str:
+        raise TypeError("a damaged summary")
 
     def fn(d: list[Any]) -> FunctionSummary:
         name, qualname, params, decorators, body, returns, pos, is_generator, nested, *derived = d
@@ -300,12 +467,14 @@ def summary_from_data(data: dict[str, Any], rebuild: Rebuild | None = None) -> M
             header_line=pos[3],
             is_generator=is_generator,
             nested=tuple(fn(n) for n in nested),
+            _module=module,
         )
         return function
 
     def cls(c: list[Any]) -> ClassSummary:
         name, qualname, bases, decorators, methods, annotations, assigns, line = c
-        return ClassSummary(
+        return _recorded_class(
+            module,
             name=name,
             qualname=qualname,
             bases=from_data(bases),
@@ -316,8 +485,6 @@ def summary_from_data(data: dict[str, Any], rebuild: Rebuild | None = None) -> M
             line=line,
         )
 
-    if not isinstance(data, dict):
-        raise TypeError("a summary is a JSON object")
     imports = tuple(ImportBinding(n, t, ln) for n, t, ln in data["imports"])
     if not (
         type(data["module"]) is str

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from syncscan.findings import Diagnostic
+from syncscan.index import reads
 from syncscan.index.facts import FactsTable
 from syncscan.index.ir import Expr, dotted
 from syncscan.index.summary import ClassSummary, FunctionSummary, ModuleSummary, SummaryError
@@ -59,6 +60,11 @@ class Program:
 
     # ------------------------------------------------------------------ loading
     def summary(self, module: str) -> ModuleSummary | None:
+        """The module's summary (None where it cannot be had); its header
+        counts as read (reads.py)."""
+        log = reads.LOG
+        if log is not None:
+            log.add(reads.item(module, "module"))
         if module in self._summaries:
             return self._summaries[module]
         path = self.project.modules.get(module)

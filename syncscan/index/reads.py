@@ -1,0 +1,113 @@
+"""What an analysis read of each summary, item by item.
+
+A run reads a few functions of each module it loads: the bodies it walks, the
+`self.x = ...` assignments of a class's other methods, some class headers. The
+findings depend on those items only, so a changed file whose new summary agrees
+with the old on every item the run read leaves them as they were (reuse.py).
+Items are noted where the summaries hand out their content (summary.py: each
+function and class field, and `Program.summary` for a module's own header), so
+nothing the analysis reads, directly or through a memo filled earlier in the
+same run, escapes the log.
+
+An item is `module \\0 kind \\0 qualname`: kind "module" (imports, module-level
+names and assignments, marker comments: everything outside its classes'
+and functions' contents), "class" (bases, decorators, class-level names and
+assignments, method names, line), "function" (every field but the two below,
+positions included), "assigned" (its `self.x = ...` assignments) and
+"attributes" (the names it reads through `self`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from syncscan.index.summary import ModuleSummary
+
+# The items read since `start`, or None when no run is recording.
+LOG: set[str] | None = None
+
+KINDS = ("module", "class", "function", "assigned", "attributes")
+
+
+def item(module: str, kind: str, qualname: str = "") -> str:
+    return f"{module}\0{kind}\0{qualname}"
+
+
+def start() -> None:
+    """Record from now on (a fresh log)."""
+    global LOG
+    LOG = set()
+
+
+def stop() -> set[str]:
+    """The items read since `start`; recording ends."""
+    global LOG
+    found, LOG = LOG or set(), None
+    return found
+
+
+def take() -> set[str]:
+    """The items read since `start` or the last `take`; recording goes on
+    (where it was on)."""
+    global LOG
+    if LOG is None:
+        return set()
+    found, LOG = LOG, set()
+    return found
+
+
+def add(items: set[str]) -> None:
+    """Items read elsewhere for this run (a walk worker's, parallel.py)."""
+    if LOG is not None:
+        LOG.update(items)
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """Reads made inside are not the analysis's (the cache encoding a summary)."""
+    global LOG
+    held, LOG = LOG, None
+    try:
+        yield
+    finally:
+        LOG = held
+
+
+def by_module(items: set[str]) -> dict[str, list[str]]:
+    """`module -> sorted "kind\\0qualname"` for the run record."""
+    grouped: dict[str, list[str]] = {}
+    for entry in items:
+        module, rest = entry.split("\0", 1)
+        grouped.setdefault(module, []).append(rest)
+    return {module: sorted(rest) for module, rest in sorted(grouped.items())}
+
+
+def agree(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> bool:
+    """Whether two summaries of one module are equal on every item read."""
+    from syncscan.index.summary import class_header, find_class, find_function, module_header
+
+    for entry in items:
+        kind, _, qualname = entry.partition("\0")
+        if kind == "module":
+            same = module_header(before) == module_header(after)
+        elif kind == "class":
+            old, new = find_class(before, qualname), find_class(after, qualname)
+            same = old is not None and new is not None and class_header(old) == class_header(new)
+        elif kind in ("function", "assigned", "attributes"):
+            old_fn, new_fn = find_function(before, qualname), find_function(after, qualname)
+            if old_fn is None or new_fn is None:
+                return False
+            if kind == "function":
+                same = old_fn == new_fn
+            elif kind == "assigned":
+                same = old_fn.self_assignments == new_fn.self_assignments
+            else:
+                same = old_fn.self_attributes == new_fn.self_attributes
+        else:
+            return False  # a kind this version does not know: a foreign record
+        if not same:
+            return False
+    return True

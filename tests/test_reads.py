@@ -1,0 +1,114 @@
+"""Every field of a function or class the program hands out notes its read
+(syncscan/index/reads.py): a field that did not would let an edit the analysis
+read keep stale findings (reuse.py's early cutoff by item)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+
+import pytest
+
+from syncscan.index import reads
+from syncscan.index.build import summarise
+from syncscan.index.ir import leave_nodes, node_json
+from syncscan.index.summary import (
+    ClassSummary,
+    FunctionSummary,
+    ModuleSummary,
+    recorded,
+    summary_from_data,
+    summary_to_data,
+)
+
+SOURCE = """
+import torch
+
+LIMIT = 4
+
+
+class Runner(Base):
+    size: int = 2
+
+    @property
+    def step(self, batch: list = None) -> int:
+        self.count = len(batch)
+
+        def inner():
+            return 1
+
+        return inner()
+"""
+
+# Fields that are names: the module's and class's own headers hold them.
+NAMES = {"name", "qualname"}
+ITEM_OF = {"self_assignments": "assigned", "self_attributes": "attributes"}
+
+
+def _summaries() -> list[ModuleSummary]:
+    built = summarise(SOURCE, "pkg.mod", "pkg/mod.py", False)
+    data = json.loads(json.dumps(summary_to_data(built, leave_nodes), default=node_json))
+    return [recorded(built), summary_from_data(data)]
+
+
+def _read(get) -> set[str]:
+    reads.start()
+    try:
+        get()
+    finally:
+        found = reads.stop()
+    return found
+
+
+@pytest.mark.parametrize("summary", _summaries(), ids=["freshly built", "from the cache"])
+def test_every_function_field_notes_its_read(summary: ModuleSummary) -> None:
+    method = summary.classes["Runner"].methods["step"]
+    qualname = "pkg.mod.Runner.step"
+    names = [f.name for f in fields(FunctionSummary) if f.name not in NAMES]
+    names += ["self_assignments", "self_attributes"]
+    for name in names:
+        kind = ITEM_OF.get(name, "function")
+        assert _read(lambda name=name: getattr(method, name)) == {
+            reads.item("pkg.mod", kind, qualname)
+        }, name
+
+
+@pytest.mark.parametrize("summary", _summaries(), ids=["freshly built", "from the cache"])
+def test_every_class_field_notes_its_read(summary: ModuleSummary) -> None:
+    cls = summary.classes["Runner"]
+    for name in (f.name for f in fields(ClassSummary) if f.name not in NAMES):
+        assert _read(lambda name=name: getattr(cls, name)) == {
+            reads.item("pkg.mod", "class", "pkg.mod.Runner")
+        }, name
+
+
+def test_nothing_is_noted_while_no_run_records_or_while_paused() -> None:
+    summary = _summaries()[1]
+    method = summary.classes["Runner"].methods["step"]
+    assert reads.LOG is None
+    assert method.body and reads.LOG is None
+    reads.start()
+    try:
+        with reads.paused():
+            method.body  # noqa: B018 - a read the cache's encoder makes
+        method.line  # noqa: B018
+    finally:
+        found = reads.stop()
+    assert found == {reads.item("pkg.mod", "function", "pkg.mod.Runner.step")}
+
+
+def test_summaries_agree_on_what_was_read_and_differ_elsewhere() -> None:
+    before = _summaries()[0]
+    after = recorded(
+        summarise(
+            SOURCE.replace("return inner()", "return inner() + 0"),
+            "pkg.mod",
+            "pkg/mod.py",
+            False,
+        )
+    )
+    assert reads.agree(before, after, ["module\0", "class\0pkg.mod.Runner"])
+    assert reads.agree(before, after, ["assigned\0pkg.mod.Runner.step"])
+    assert not reads.agree(before, after, ["function\0pkg.mod.Runner.step"])
+    assert not reads.agree(before, after, ["function\0pkg.mod.Runner.gone"])
+    assert not reads.agree(before, after, ["unknown\0x"])
