@@ -156,13 +156,12 @@ def run(
             # The analysis loads only when a run needs it: a check whose
             # findings are reused never imports it (start-up time).
             from syncscan.flow.context import Analysis
+            from syncscan.index import reads
             from syncscan.rules import all_rules
 
             rules = [rule for rule in all_rules() if rule.code in codes]
             walkers = jobs if walk_jobs is None else walk_jobs
             named = frozenset(codes) if select else frozenset()
-            from syncscan.index import reads
-
             analysis = Analysis(project, packs, summariser.get(), facts, walkers, named)
             reads.start()  # what the findings are computed from, item by item
             try:

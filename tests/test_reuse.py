@@ -190,9 +190,11 @@ def test_a_record_without_the_items_read_counts_every_change(tmp_path: Path) -> 
     with runner_file.open("a", encoding="utf-8") as handle:
         handle.write("\n    def resize(self, size):\n        return 1\n")
     checked(project, cache)
+    _edit(runner_file, "return 1", "return 2")
+    assert checked(project, cache).stats["findings_reused"] == 1  # with the items: kept
     record = cache / "record.json"
     data = json.loads(record.read_text(encoding="utf-8"))
     data["read"].pop("engine.runner")
     record.write_text(json.dumps(data), encoding="utf-8")
-    _edit(runner_file, "return 1", "return 2")
+    _edit(runner_file, "return 2", "return 3")
     assert checked(project, cache).stats["findings_reused"] == 0

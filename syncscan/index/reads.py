@@ -29,7 +29,10 @@ if TYPE_CHECKING:
 # The items read since `start`, or None when no run is recording.
 LOG: set[str] | None = None
 
-KINDS = ("module", "class", "function", "assigned", "attributes")
+# A function's items, in the order summary.py's `_read_items` keeps them, and
+# the field each of the last two stands for.
+FUNCTION_KINDS = ("function", "assigned", "attributes")
+_FIELD_OF = {"assigned": "self_assignments", "attributes": "self_attributes"}
 
 
 def item(module: str, kind: str, qualname: str = "") -> str:
@@ -96,16 +99,15 @@ def agree(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> bool
         elif kind == "class":
             old, new = find_class(before, qualname), find_class(after, qualname)
             same = old is not None and new is not None and class_header(old) == class_header(new)
-        elif kind in ("function", "assigned", "attributes"):
+        elif kind in FUNCTION_KINDS:
             old_fn, new_fn = find_function(before, qualname), find_function(after, qualname)
             if old_fn is None or new_fn is None:
                 return False
-            if kind == "function":
+            field = _FIELD_OF.get(kind)
+            if field is None:
                 same = old_fn == new_fn
-            elif kind == "assigned":
-                same = old_fn.self_assignments == new_fn.self_assignments
             else:
-                same = old_fn.self_attributes == new_fn.self_attributes
+                same = getattr(old_fn, field) == getattr(new_fn, field)
         else:
             return False  # a kind this version does not know: a foreign record
         if not same:

@@ -68,13 +68,13 @@ class FunctionSummary:
         """(attr, value, annotation) of every `self.attr = value` / `self.attr: T`
         in the body. The type oracle reads them in every method of a class, most
         of which no walk enters: a cached summary keeps them beside the body."""
-        return tuple(self_assignments(self.body))
+        return _DERIVED["self_assignments"](self.body)
 
     @property
     def self_attributes(self) -> tuple[str, ...] | None:
         """Names the body reads or writes as `self.<name>`, or None where it
         passes `self` on (flow/attributes.py reads every method of a class)."""
-        return self_attribute_names(self.body)
+        return _DERIVED["self_attributes"](self.body)
 
     def has_decorator(self, *names: str) -> bool:
         from syncscan.index.ir import Call, dotted
@@ -85,6 +85,13 @@ class FunctionSummary:
             if name is not None and (name in names or name.split(".")[-1] in names):
                 return True
         return False
+
+
+# The facts a summary keeps beside each body, from the body.
+_DERIVED: dict[str, Callable[[tuple[Stmt, ...]], Any]] = {
+    "self_assignments": lambda body: tuple(self_assignments(body)),
+    "self_attributes": self_attribute_names,
+}
 
 
 @dataclass(frozen=True)
@@ -250,10 +257,19 @@ def _names_from_data(raw: Any) -> tuple[str, ...] | None:
     return tuple(raw)
 
 
-def _noting(kind: int, name: str) -> property:
-    """A field read through `reads.LOG` (item `kind` of the function's three)."""
+def _same_fields(summary: Any, other: object, kind: type) -> bool:
+    """Field-wise equality across a recorded summary and a plain one (a
+    dataclass's own `__eq__` asks for the same class)."""
+    if not isinstance(other, kind):
+        return NotImplemented
+    return all(getattr(summary, f.name) == getattr(other, f.name) for f in fields(kind))
 
-    def get(self: _CachedFunction) -> Any:
+
+def _noting(name: str, kind: int = 0) -> property:
+    """A field whose read is noted in `reads.LOG`: item `kind` of the owner's
+    `_read_items()` (a function has three, a class one)."""
+
+    def get(self: Any) -> Any:
         log = reads.LOG
         if log is not None:
             log.add(self._read_items()[kind])
@@ -299,15 +315,14 @@ class _CachedFunction(FunctionSummary):
         found = values.get("_items")
         if found is None:
             module, qualname = values["_module"], values["qualname"]
-            kinds = ("function", "assigned", "attributes")
-            found = values["_items"] = tuple(reads.item(module, k, qualname) for k in kinds)
+            found = values["_items"] = tuple(
+                reads.item(module, kind, qualname) for kind in reads.FUNCTION_KINDS
+            )
         return found
 
     def _recovered(self, name: str, derived: bool, damage: Exception) -> Any:
         if derived:  # from the body, which counts as read only where it is
-            body = self._decoded("body", from_data, None)
-            derive = self_assignments if name == "self_assignments" else self_attribute_names
-            return tuple(derive(body)) if name == "self_assignments" else derive(body)
+            return _DERIVED[name](self._decoded("body", from_data, None))
         rebuild: Rebuild | None = self.__dict__.get("_rebuild")
         if rebuild is None:
             raise DamagedEntryError(f"damaged cache entry for {self.qualname}") from damage
@@ -338,18 +353,16 @@ class _CachedFunction(FunctionSummary):
         return self._decoded("self_attributes", _names_from_data, 2, derived=True)
 
     # Positions are read like the rest: a finding carries them.
-    line = _noting(0, "line")  # type: ignore[assignment]
-    col = _noting(0, "col")  # type: ignore[assignment]
-    end_line = _noting(0, "end_line")  # type: ignore[assignment]
-    header_line = _noting(0, "header_line")  # type: ignore[assignment]
-    is_generator = _noting(0, "is_generator")  # type: ignore[assignment]
-    nested = _noting(0, "nested")  # type: ignore[assignment]
+    line = _noting("line")  # type: ignore[assignment]
+    col = _noting("col")  # type: ignore[assignment]
+    end_line = _noting("end_line")  # type: ignore[assignment]
+    header_line = _noting("header_line")  # type: ignore[assignment]
+    is_generator = _noting("is_generator")  # type: ignore[assignment]
+    nested = _noting("nested")  # type: ignore[assignment]
 
     def __eq__(self, other: object) -> bool:
         """Equal to a freshly built summary of the same function."""
-        if not isinstance(other, FunctionSummary):
-            return NotImplemented
-        return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self))
+        return _same_fields(self, other, FunctionSummary)
 
     __hash__ = FunctionSummary.__hash__
 
@@ -358,30 +371,36 @@ class _RecordedClass(ClassSummary):
     """A class as the program hands it out, every field but its names noted
     in `reads.LOG` when read."""
 
-    def _field(name: str) -> property:  # type: ignore[misc]
-        def get(self: _RecordedClass) -> Any:
-            log = reads.LOG
-            if log is not None:
-                log.add(self.__dict__["_read_item"])
-            return self.__dict__[name]
+    bases = _noting("bases")  # type: ignore[assignment]
+    decorators = _noting("decorators")  # type: ignore[assignment]
+    methods = _noting("methods")  # type: ignore[assignment]
+    annotations = _noting("annotations")  # type: ignore[assignment]
+    assigns = _noting("assigns")  # type: ignore[assignment]
+    line = _noting("line")  # type: ignore[assignment]
 
-        return property(get)
-
-    bases = _field("bases")  # type: ignore[assignment]
-    decorators = _field("decorators")  # type: ignore[assignment]
-    methods = _field("methods")  # type: ignore[assignment]
-    annotations = _field("annotations")  # type: ignore[assignment]
-    assigns = _field("assigns")  # type: ignore[assignment]
-    line = _field("line")  # type: ignore[assignment]
-    del _field
+    def _read_items(self) -> tuple[str]:
+        return (self.__dict__["_read_item"],)
 
     def __eq__(self, other: object) -> bool:
         """Equal to a freshly built summary of the same class."""
-        if not isinstance(other, ClassSummary):
-            return NotImplemented
-        return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self))
+        return _same_fields(self, other, ClassSummary)
 
     __hash__ = ClassSummary.__hash__
+
+
+_FUNCTION_FIELDS = tuple(f.name for f in fields(FunctionSummary))
+_CLASS_FIELDS = tuple(f.name for f in fields(ClassSummary))
+# The fields a cached function decodes on first use (kept as `_raw_<f>`, then `_<f>`).
+_DECODED_LATE = frozenset({"params", "decorators", "body", "returns"})
+
+
+def _recorded_function(module: str, **values: Any) -> FunctionSummary:
+    """A function of `module` noting its reads: `values` hold its plain fields
+    (names, positions, nested) and, per late field, `_raw_<f>` (decoded on first
+    use) or `_<f>` (decoded already)."""
+    function = object.__new__(_CachedFunction)
+    function.__dict__.update(values, _module=module)
+    return function
 
 
 def _recorded_class(module: str, **values: Any) -> ClassSummary:
@@ -398,39 +417,19 @@ def recorded(summary: ModuleSummary) -> ModuleSummary:
     def fn(f: FunctionSummary) -> FunctionSummary:
         if isinstance(f, _CachedFunction):
             return f
-        function = object.__new__(_CachedFunction)
-        function.__dict__.update(
-            name=f.name,
-            qualname=f.qualname,
-            _params=f.params,
-            _decorators=f.decorators,
-            _body=f.body,
-            _returns=f.returns,
-            line=f.line,
-            col=f.col,
-            end_line=f.end_line,
-            header_line=f.header_line,
-            is_generator=f.is_generator,
-            nested=tuple(fn(n) for n in f.nested),
-            _rebuild=None,
-            _module=module,
-        )
-        return function
+        values = {
+            f"_{name}" if name in _DECODED_LATE else name: getattr(f, name)
+            for name in _FUNCTION_FIELDS
+        }
+        values["nested"] = tuple(fn(n) for n in f.nested)
+        return _recorded_function(module, **values, _rebuild=None)
 
     def cls(c: ClassSummary) -> ClassSummary:
         if isinstance(c, _RecordedClass):
             return c
-        return _recorded_class(
-            module,
-            name=c.name,
-            qualname=c.qualname,
-            bases=c.bases,
-            decorators=c.decorators,
-            methods={m: fn(f) for m, f in c.methods.items()},
-            annotations=c.annotations,
-            assigns=c.assigns,
-            line=c.line,
-        )
+        values = {name: getattr(c, name) for name in _CLASS_FIELDS}
+        values["methods"] = {m: fn(f) for m, f in c.methods.items()}
+        return _recorded_class(module, **values)
 
     return replace(
         summary,
@@ -450,8 +449,8 @@ def summary_from_data(data: dict[str, Any], rebuild: Rebuild | None = None) -> M
     def fn(d: list[Any]) -> FunctionSummary:
         name, qualname, params, decorators, body, returns, pos, is_generator, nested, *derived = d
         assigned, attributes = derived
-        function = object.__new__(_CachedFunction)
-        function.__dict__.update(
+        return _recorded_function(
+            module,
             _raw_self_assignments=assigned,
             _raw_self_attributes=attributes,
             name=name,
@@ -467,9 +466,7 @@ def summary_from_data(data: dict[str, Any], rebuild: Rebuild | None = None) -> M
             header_line=pos[3],
             is_generator=is_generator,
             nested=tuple(fn(n) for n in nested),
-            _module=module,
         )
-        return function
 
     def cls(c: list[Any]) -> ClassSummary:
         name, qualname, bases, decorators, methods, annotations, assigns, line = c
@@ -487,13 +484,12 @@ def summary_from_data(data: dict[str, Any], rebuild: Rebuild | None = None) -> M
 
     imports = tuple(ImportBinding(n, t, ln) for n, t, ln in data["imports"])
     if not (
-        type(data["module"]) is str
-        and type(data["path"]) is str
+        type(data["path"]) is str
         and all(type(i.name) is str and type(i.target) is str for i in imports)
     ):
         raise TypeError("a damaged summary")  # what resolution reads as text must be text
     return ModuleSummary(
-        module=data["module"],
+        module=module,
         path=data["path"],
         is_package=data["is_package"],
         imports=imports,
