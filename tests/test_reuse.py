@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -198,3 +200,39 @@ def test_a_record_without_the_items_read_counts_every_change(tmp_path: Path) -> 
     record.write_text(json.dumps(data), encoding="utf-8")
     _edit(runner_file, "return 2", "return 3")
     assert checked(project, cache).stats["findings_reused"] == 0
+
+
+def _unread_return_line(source: str, module: str, read: list[str]) -> int:
+    """The line of a one-line `return <value>` in a method the run never read."""
+    tree = ast.parse(source)
+    for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+        for method in (n for n in cls.body if isinstance(n, ast.FunctionDef)):
+            if f"function\0{module}.{cls.name}.{method.name}" in read:
+                continue
+            for node in ast.walk(method):
+                one_line = getattr(node, "end_lineno", None) == getattr(node, "lineno", 0)
+                if isinstance(node, ast.Return) and node.value is not None and one_line:
+                    return node.lineno
+    raise AssertionError("no unread method with a one-line return")
+
+
+def test_vllm_0_28_an_edit_the_analysis_never_read_keeps_what_a_fresh_run_finds(
+    vllm_0_28: Path, tmp_path: Path
+) -> None:
+    """On real code: a method of the V1 step file no walk read (the run record
+    says which), changed without moving a line, keeps the findings, and they
+    are what a fresh analysis of the edited tree reports."""
+    tree = tmp_path / "src"
+    shutil.copytree(vllm_0_28, tree, ignore=shutil.ignore_patterns(".syncscan_cache"))
+    cache = tmp_path / "cache"
+    checked(tree, cache)
+    module = "vllm.v1.worker.gpu_model_runner"
+    step_file = tree / "vllm" / "v1" / "worker" / "gpu_model_runner.py"
+    read = json.loads((cache / "record.json").read_text(encoding="utf-8"))["read"][module]
+    lines = step_file.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = _unread_return_line("".join(lines), module, read) - 1
+    lines[at] = lines[at].replace("return ", "return 0 or ", 1)
+    step_file.write_text("".join(lines), encoding="utf-8")
+    edited = checked(tree, cache)
+    assert edited.stats["findings_reused"] == 1
+    assert signature(edited) == signature(run(tree, use_cache=False))
