@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from syncscan.index.summary import ModuleSummary
     from syncscan.resolve.program import Program
 
-RECORD_FORMAT = 5
+RECORD_FORMAT = 6  # 6: a module's own level is read name by name (reads.py)
 _DOCUMENT = "record.json"
 
 
@@ -121,7 +121,9 @@ def load(
             if before != after and not _agree(before, after, data["read"].get(module)):
                 return None
             refreshed[module] = [current, _summary_key(cache, facts, module)]
-        if data["headers"] is not None and data["headers"] != _headers_digest(facts):
+        if data["headers"] is not None and data["headers"] != _headers_digest(
+            facts, _methods_asked(data["read"])
+        ):
             return None
         result = data["result"]
         analysed = Analysed(
@@ -160,6 +162,7 @@ def save(
     read (reads.py), by which a changed file that left them alone keeps it."""
     from syncscan.index import reads
 
+    by_module = reads.by_module(read)
     summarised = {}
     for module in program.requested():
         found = facts.get(module)
@@ -172,8 +175,10 @@ def save(
         {
             "key": key,
             "summarised": summarised,
-            "headers": _headers_digest(facts) if program.headers_used else None,
-            "read": reads.by_module(read),
+            "headers": _headers_digest(facts, _methods_asked(by_module))
+            if program.headers_used
+            else None,
+            "read": by_module,
             "result": {
                 "findings": [finding_to_data(f) for f in analysed.findings],
                 "diagnostics": [dataclasses.asdict(d) for d in analysed.diagnostics],
@@ -195,8 +200,24 @@ def _summary_key(cache: SummaryCache, facts: FactsTable, module: str) -> str | N
     return cache.key(source, module, path.name == "__init__.py")
 
 
-def _headers_digest(facts: FactsTable) -> str:
-    return _digest([[module, found.headers_key()] for module, found in sorted(facts.all().items())])
+def _headers_digest(facts: FactsTable, methods: list[str]) -> str:
+    """What subclass queries could see: every file's class headers, and which
+    of the method names they asked each such file defines (a function added
+    under another name leaves it as it was)."""
+    return _digest(
+        [
+            [module, found.classes, [m for m in methods if m in found.defs]]
+            for module, found in sorted(facts.all().items())
+            if found.classes
+        ]
+    )
+
+
+def _methods_asked(read: dict[str, list[str]]) -> list[str]:
+    """The method names subclass queries asked (reads.py's "defs" items)."""
+    from syncscan.index import reads
+
+    return sorted(reads.methods_asked(read))
 
 
 def _digest(data: Any) -> str:

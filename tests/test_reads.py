@@ -1,4 +1,4 @@
-"""Every field of a function or class the program hands out notes its read
+"""Every field of a module, function or class the program hands out notes its read
 (syncscan/index/reads.py): a field that did not would let an edit the analysis
 read keep stale findings (reuse.py's early cutoff by item)."""
 
@@ -16,7 +16,10 @@ from syncscan.index.summary import (
     ClassSummary,
     FunctionSummary,
     ModuleSummary,
+    binding,
+    markers,
     recorded,
+    star_imports,
     summary_from_data,
     summary_to_data,
 )
@@ -82,6 +85,47 @@ def test_every_class_field_notes_its_read(summary: ModuleSummary) -> None:
         }, name
 
 
+@pytest.mark.parametrize("summary", _summaries(), ids=["freshly built", "from the cache"])
+def test_every_field_of_a_modules_own_level_notes_the_whole_of_it(summary: ModuleSummary) -> None:
+    """Read through a field, the module's own level is read as a whole; its
+    identity (name, path, package) is not content."""
+    identity = {"module", "path", "is_package"}
+    for name in (f.name for f in fields(ModuleSummary) if f.name not in identity):
+        assert _read(lambda name=name: getattr(summary, name)) == {
+            reads.item("pkg.mod", "module")
+        }, name
+
+
+@pytest.mark.parametrize("summary", _summaries(), ids=["freshly built", "from the cache"])
+def test_name_resolution_reads_one_name_at_a_time(summary: ModuleSummary) -> None:
+    found = _read(lambda: binding(summary, "torch"))
+    assert found == {reads.item("pkg.mod", "name", "torch")}
+    assert binding(summary, "torch").target == "torch"
+    assert binding(summary, "Runner").cls is not None
+    assert binding(summary, "LIMIT").value is not None
+    assert _read(lambda: star_imports(summary)) == {reads.item("pkg.mod", "stars")}
+    assert _read(lambda: markers(summary)) == {reads.item("pkg.mod", "markers")}
+
+
+def test_names_agree_where_their_bindings_do() -> None:
+    before = _summaries()[0]
+    after = recorded(
+        summarise(
+            SOURCE
+            + "\n\nfrom other import *\nLIMIT = 5  # gpu-sync-ok: why\n\ndef torch():\n    pass\n",
+            "pkg.mod",
+            "pkg/mod.py",
+            False,
+        )
+    )
+    assert reads.agree(before, after, ["name\0Runner", "name\0missing"])
+    assert not reads.agree(before, after, ["name\0torch"])  # now a function first
+    assert not reads.agree(before, after, ["name\0LIMIT"])  # another value
+    assert not reads.agree(before, after, ["stars\0"])
+    assert not reads.agree(before, after, ["markers\0"])
+    assert not reads.agree(before, after, ["module\0"])
+
+
 def test_nothing_is_noted_while_no_run_records_or_while_paused() -> None:
     summary = _summaries()[1]
     method = summary.classes["Runner"].methods["step"]
@@ -107,7 +151,7 @@ def test_summaries_agree_on_what_was_read_and_differ_elsewhere() -> None:
             False,
         )
     )
-    assert reads.agree(before, after, ["module\0", "class\0pkg.mod.Runner"])
+    assert reads.agree(before, after, ["module\0", "class\0pkg.mod.Runner", "name\0torch"])
     assert reads.agree(before, after, ["assigned\0pkg.mod.Runner.step"])
     assert not reads.agree(before, after, ["function\0pkg.mod.Runner.step"])
     assert not reads.agree(before, after, ["function\0pkg.mod.Runner.gone"])

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import BUGGY, SHAPES, copy_project, damage, signature
 
+from syncscan.index import reads
 from syncscan.runner import RunResult, run
 
 
@@ -92,6 +93,34 @@ def test_a_file_off_the_step_path_keeps_the_record_until_its_class_headers_chang
     header = checked(project, cache)
     assert header.stats["findings_reused"] == 0
     assert signature(header) == signature(run(project, use_cache=False))
+
+
+def test_a_function_added_where_subclass_queries_look_counts_only_under_a_name_they_asked(
+    tmp_path: Path,
+) -> None:
+    """A subclass query for overrides of a method reads which files with classes
+    define a function of that name (reads.py's "defs" items): a function of
+    another name added there keeps the findings, one of that name does not."""
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    other = unsummarised_file(checked(project, cache))
+    with other.open("a", encoding="utf-8") as handle:
+        handle.write("\n\nclass Unrelated(object):\n    pass\n")
+    first = checked(project, cache)
+    assert first.stats["findings_reused"] == 0
+    record = json.loads((cache / "record.json").read_text(encoding="utf-8"))
+    asked = sorted(reads.methods_asked(record["read"]))
+    assert asked, "the fixture's walk should ask for overrides of some method"
+    with other.open("a", encoding="utf-8") as handle:
+        handle.write("\n\ndef no_query_asked_for_this():\n    return 1\n")
+    kept = checked(project, cache)
+    assert kept.stats["findings_reused"] == 1
+    assert signature(kept) == signature(first)
+    with other.open("a", encoding="utf-8") as handle:
+        handle.write(f"\n\ndef {asked[0]}(self):\n    return 1\n")
+    asked_again = checked(project, cache)
+    assert asked_again.stats["findings_reused"] == 0
+    assert signature(asked_again) == signature(run(project, use_cache=False))
 
 
 def test_a_new_file_changes_the_module_table(tmp_path: Path) -> None:
@@ -177,10 +206,21 @@ def test_an_edit_to_what_the_analysis_never_read_keeps_the_findings(tmp_path: Pa
     walked = checked(project, cache)
     assert walked.stats["findings_reused"] == 0
     assert signature(walked) == signature(run(project, use_cache=False))
-    # And any change to the module's own level (names, imports, assignments).
+    # The module's own level is read name by name: a name nothing resolves,
+    # added where no line moves, is not read.
     with runner_file.open("a", encoding="utf-8") as handle:
-        handle.write("\n\nLIMIT = 3\n")
-    assert checked(project, cache).stats["findings_reused"] == 0
+        handle.write("\n\nLIMIT = 3\n\n\ndef helper():\n    return LIMIT\n")
+    added = checked(project, cache)
+    assert added.stats["findings_reused"] == 1
+    assert signature(added) == signature(walked) == signature(run(project, use_cache=False))
+    # A name the walk resolves, bound anew (a function now shadows the import
+    # of the kernel the step launches): recomputed, and the finding changes.
+    with runner_file.open("a", encoding="utf-8") as handle:
+        handle.write("\n\ndef embed_kernel(*args):\n    return None\n")
+    shadowed = checked(project, cache)
+    assert shadowed.stats["findings_reused"] == 0
+    assert signature(shadowed) == signature(run(project, use_cache=False))
+    assert signature(shadowed) != signature(walked)
 
 
 def test_a_record_without_the_items_read_counts_every_change(tmp_path: Path) -> None:

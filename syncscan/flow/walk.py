@@ -47,7 +47,7 @@ from syncscan.flow.streams import CURRENT
 from syncscan.flow.symbols import symbolize
 from syncscan.flow.unbound import raising_fallthroughs
 from syncscan.index import ir
-from syncscan.index.summary import FunctionSummary
+from syncscan.index.summary import FunctionSummary, markers
 from syncscan.packs import Vocabulary
 from syncscan.resolve.calls import Callee, CallResolver, CallSite, passed_arguments
 from syncscan.resolve.program import Program
@@ -868,7 +868,7 @@ class Walker:
         if not self.host_syncs.enabled:
             return
         step = trace[-1]
-        why = self.host_syncs.marked(frame.scope.module.marker_comments, step.line)
+        why = self.host_syncs.marked(markers(frame.scope.module), step.line)
         modes = list(dict.fromkeys(s.assumptions for s in states))
         self.host_syncs.met(step, modes, why, wait, certain)
 

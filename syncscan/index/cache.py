@@ -146,6 +146,6 @@ def _node_json(value: Any) -> Any:
 
 
 def _relocated(summary: ModuleSummary, path: str) -> ModuleSummary:
-    from dataclasses import replace
+    from syncscan.index.summary import at_path
 
-    return replace(summary, path=path)
+    return at_path(summary, path)

@@ -52,10 +52,6 @@ class FileFacts:
     defs: frozenset[str]  # names of functions defined anywhere in the file (if it has classes)
     suppressions: tuple[Suppression, ...]
 
-    def headers_key(self) -> tuple:
-        """What subclass queries can see of this file."""
-        return (self.classes, tuple(sorted(self.defs)))
-
 
 def digest_of(source: bytes) -> str:
     return hashlib.blake2b(source, digest_size=16).hexdigest()

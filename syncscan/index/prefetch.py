@@ -17,7 +17,13 @@ from pathlib import Path
 from syncscan.filesystem import read_regular_file
 from syncscan.index.cache import SummaryCache
 from syncscan.index.load import FileSummariser, read_source, summarise_bytes
-from syncscan.index.summary import ModuleSummary, SummaryError, summary_from_data, summary_to_data
+from syncscan.index.summary import (
+    ModuleSummary,
+    SummaryError,
+    imports_unnoted,
+    summary_from_data,
+    summary_to_data,
+)
 from syncscan.project import Project
 
 
@@ -97,7 +103,7 @@ class PrefetchingSummariser(FileSummariser):
     def _prefetch_imports(self, project: Project, summary: ModuleSummary) -> None:
         if self._stopped:
             return
-        for binding in summary.imports:
+        for binding in imports_unnoted(summary):
             module = _project_module(project, binding.target)
             if module is None or module in self._seen:
                 continue

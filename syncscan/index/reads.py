@@ -5,16 +5,21 @@ A run reads a few functions of each module it loads: the bodies it walks, the
 findings depend on those items only, so a changed file whose new summary agrees
 with the old on every item the run read leaves them as they were (reuse.py).
 Items are noted where the summaries hand out their content (summary.py: each
-function and class field, and `Program.summary` for a module's own header), so
-nothing the analysis reads, directly or through a memo filled earlier in the
+field of a module, class and function, and the name-by-name reads of name
+resolution), so nothing the analysis reads, directly or through a memo filled earlier in the
 same run, escapes the log.
 
 An item is `module \\0 kind \\0 qualname`: kind "module" (imports, module-level
 names and assignments, marker comments: everything outside its classes'
-and functions' contents), "class" (bases, decorators, class-level names and
+and functions' contents, read as a whole), "name" (what one name of the
+module's own level is bound to, as name resolution asks: `qualname` is the
+name), "stars" (its `from m import *` modules), "markers" (its marker
+comments), "class" (bases, decorators, class-level names and
 assignments, method names, line), "function" (every field but the two below,
 positions included), "assigned" (its `self.x = ...` assignments) and
-"attributes" (the names it reads through `self`).
+"attributes" (the names it reads through `self`). One item is not a module's:
+`\\0 defs \\0 method`, a subclass query for overrides of `method`, which
+reads every file's class headers and whether it defines that name.
 """
 
 from __future__ import annotations
@@ -88,14 +93,44 @@ def by_module(items: set[str]) -> dict[str, list[str]]:
     return {module: sorted(rest) for module, rest in sorted(grouped.items())}
 
 
+def defs_item(method: str) -> str:
+    """A subclass query for overrides of `method`: which files define a
+    function of that name is read, whoever defines it (reuse.py's headers)."""
+    return item("", "defs", method)
+
+
+def methods_asked(by_module_items: dict[str, list[str]]) -> set[str]:
+    """The method names of the `defs_item`s in a run record's items."""
+    found = set()
+    for entry in by_module_items.get("", ()):
+        kind, _, method = entry.partition("\0")
+        if kind == "defs":
+            found.add(method)
+    return found
+
+
 def agree(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> bool:
     """Whether two summaries of one module are equal on every item read."""
-    from syncscan.index.summary import class_header, find_class, find_function, module_header
+    from syncscan.index.summary import (
+        binding_key,
+        class_header,
+        find_class,
+        find_function,
+        markers,
+        module_header,
+        star_imports,
+    )
 
     for entry in items:
         kind, _, qualname = entry.partition("\0")
         if kind == "module":
             same = module_header(before) == module_header(after)
+        elif kind == "name":
+            same = binding_key(before, qualname) == binding_key(after, qualname)
+        elif kind == "stars":
+            same = star_imports(before) == star_imports(after)
+        elif kind == "markers":
+            same = markers(before) == markers(after)
         elif kind == "class":
             old, new = find_class(before, qualname), find_class(after, qualname)
             same = old is not None and new is not None and class_header(old) == class_header(new)

@@ -8,8 +8,8 @@ is the unit of caching: serialise it with `to_data`, read it back with
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, NamedTuple
 
 from syncscan.index import reads
 from syncscan.index.ir import (
@@ -162,6 +162,84 @@ def module_header(summary: ModuleSummary) -> tuple:
         summary.assigns,
         summary.marker_comments,
     )
+
+
+class Binding(NamedTuple):
+    """What one name of a module's own level stands for, in the order name
+    resolution asks: a class, a function, the first import binding it, a
+    module-level assignment (None each where it is not one)."""
+
+    cls: ClassSummary | None
+    function: FunctionSummary | None
+    target: str | None
+    value: Expr | None
+
+
+def binding(summary: ModuleSummary, name: str) -> Binding:
+    """`name` in `summary`, its read noted as that name's item alone (reads.py
+    "name"): a function added to the module leaves the other names' items as
+    they were."""
+    log = reads.LOG
+    if log is not None:
+        log.add(reads.item(summary.module, "name", name))
+    classes, functions = _unnoted(summary, "classes"), _unnoted(summary, "functions")
+    return Binding(
+        classes.get(name),
+        functions.get(name),
+        _import_table(summary).get(name),
+        _unnoted(summary, "assigns").get(name),
+    )
+
+
+def binding_key(summary: ModuleSummary, name: str) -> tuple:
+    """A name's binding as two summaries of a module compare it; the class's
+    and function's contents are items of their own."""
+    found = binding(summary, name)
+    return (
+        found.cls.qualname if found.cls is not None else None,
+        found.function.qualname if found.function is not None else None,
+        found.target,
+        found.value,
+    )
+
+
+def star_imports(summary: ModuleSummary) -> tuple[str, ...]:
+    """The modules `from m import *` binds names from, in order (item "stars")."""
+    log = reads.LOG
+    if log is not None:
+        log.add(reads.item(summary.module, "stars"))
+    return tuple(b.target for b in _unnoted(summary, "imports") if b.name == "*")
+
+
+def markers(summary: ModuleSummary) -> tuple[tuple[int, str], ...]:
+    """The module's marker comments (item "markers")."""
+    log = reads.LOG
+    if log is not None:
+        log.add(reads.item(summary.module, "markers"))
+    return _unnoted(summary, "marker_comments")
+
+
+def imports_unnoted(summary: ModuleSummary) -> tuple[ImportBinding, ...]:
+    """The module's imports for what is not the analysis (guessing the next
+    files to summarise): no read is noted."""
+    return _unnoted(summary, "imports")
+
+
+def _unnoted(summary: ModuleSummary, name: str) -> Any:
+    return summary.__dict__[name]
+
+
+def _import_table(summary: ModuleSummary) -> dict[str, str]:
+    """Name -> target of the module's imports, the first binding of a name
+    winning (made once per summary)."""
+    values = summary.__dict__
+    table = values.get("_import_table")
+    if table is None:
+        table = {}
+        for found in values["imports"]:
+            table.setdefault(found.name, found.target)
+        values["_import_table"] = table
+    return table
 
 
 def class_header(cls: ClassSummary) -> tuple:
@@ -388,8 +466,30 @@ class _RecordedClass(ClassSummary):
     __hash__ = ClassSummary.__hash__
 
 
+class _RecordedModule(ModuleSummary):
+    """A module as the program hands it out: a read of its own level through
+    a field notes the whole of it ("module"); name resolution reads one name
+    at a time (`binding`, `star_imports`, `markers`)."""
+
+    imports = _noting("imports")  # type: ignore[assignment]
+    functions = _noting("functions")  # type: ignore[assignment]
+    classes = _noting("classes")  # type: ignore[assignment]
+    assigns = _noting("assigns")  # type: ignore[assignment]
+    marker_comments = _noting("marker_comments")  # type: ignore[assignment]
+
+    def _read_items(self) -> tuple[str]:
+        return (reads.item(self.__dict__["module"], "module"),)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a freshly built summary of the same module."""
+        return _same_fields(self, other, ModuleSummary)
+
+    __hash__ = ModuleSummary.__hash__
+
+
 _FUNCTION_FIELDS = tuple(f.name for f in fields(FunctionSummary))
 _CLASS_FIELDS = tuple(f.name for f in fields(ClassSummary))
+_MODULE_FIELDS = tuple(f.name for f in fields(ModuleSummary))
 # The fields a cached function decodes on first use (kept as `_raw_<f>`, then `_<f>`).
 _DECODED_LATE = frozenset({"params", "decorators", "body", "returns"})
 
@@ -410,8 +510,10 @@ def _recorded_class(module: str, **values: Any) -> ClassSummary:
 
 
 def recorded(summary: ModuleSummary) -> ModuleSummary:
-    """A freshly built summary whose functions and classes note their reads,
-    as those read from the cache do."""
+    """A freshly built summary whose own level, functions and classes note
+    their reads, as those read from the cache do."""
+    if isinstance(summary, _RecordedModule):
+        return summary
     module = summary.module
 
     def fn(f: FunctionSummary) -> FunctionSummary:
@@ -431,11 +533,23 @@ def recorded(summary: ModuleSummary) -> ModuleSummary:
         values["methods"] = {m: fn(f) for m, f in c.methods.items()}
         return _recorded_class(module, **values)
 
-    return replace(
-        summary,
-        functions={k: fn(v) for k, v in summary.functions.items()},
-        classes={k: cls(c) for k, c in summary.classes.items()},
-    )
+    values = {name: getattr(summary, name) for name in _MODULE_FIELDS}
+    values["functions"] = {k: fn(v) for k, v in summary.functions.items()}
+    values["classes"] = {k: cls(c) for k, c in summary.classes.items()}
+    return _recorded_module(**values)
+
+
+def at_path(summary: ModuleSummary, path: str) -> ModuleSummary:
+    """The summary of a file with the same bytes and module name at `path`
+    (a cache entry serves copies of one file)."""
+    values = {name: _unnoted(summary, name) for name in _MODULE_FIELDS}
+    return _recorded_module(**{**values, "path": path})
+
+
+def _recorded_module(**values: Any) -> ModuleSummary:
+    found = object.__new__(_RecordedModule)
+    found.__dict__.update(values)
+    return found
 
 
 def summary_from_data(data: dict[str, Any], rebuild: Rebuild | None = None) -> ModuleSummary:
@@ -488,7 +602,7 @@ def summary_from_data(data: dict[str, Any], rebuild: Rebuild | None = None) -> M
         and all(type(i.name) is str and type(i.target) is str for i in imports)
     ):
         raise TypeError("a damaged summary")  # what resolution reads as text must be text
-    return ModuleSummary(
+    return _recorded_module(
         module=module,
         path=data["path"],
         is_package=data["is_package"],

@@ -17,7 +17,14 @@ from syncscan.findings import Diagnostic
 from syncscan.index import reads
 from syncscan.index.facts import FactsTable
 from syncscan.index.ir import Expr, dotted
-from syncscan.index.summary import ClassSummary, FunctionSummary, ModuleSummary, SummaryError
+from syncscan.index.summary import (
+    ClassSummary,
+    FunctionSummary,
+    ModuleSummary,
+    SummaryError,
+    binding,
+    star_imports,
+)
 from syncscan.project import Project
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -53,18 +60,14 @@ class Program:
         self._mro_cache: dict[str, tuple[ClassSummary, ...]] = {}
         self._base_index: dict[str, list[tuple[str, str]]] | None = None
         self._lookup_cache: dict[str, Symbol] = {}
-        self._import_tables: dict[str, dict[str, str]] = {}
         self._subclass_cache: dict[str, tuple[str, ...]] = {}
         self.diagnostics: list[Diagnostic] = []
         self.on_load: Callable[[str], None] | None = None  # progress reporting
 
     # ------------------------------------------------------------------ loading
     def summary(self, module: str) -> ModuleSummary | None:
-        """The module's summary (None where it cannot be had); its header
-        counts as read (reads.py)."""
-        log = reads.LOG
-        if log is not None:
-            log.add(reads.item(module, "module"))
+        """The module's summary (None where it cannot be had). Its content
+        notes its own reads (reads.py): asking for it reads nothing yet."""
         if module in self._summaries:
             return self._summaries[module]
         path = self.project.modules.get(module)
@@ -153,8 +156,9 @@ class Program:
 
     def _member(self, module: ModuleSummary, rest: list[str], qualname: str, depth: int) -> Symbol:
         head, tail = rest[0], rest[1:]
-        if head in module.classes:
-            cls = module.classes[head]
+        found = binding(module, head)
+        if found.cls is not None:
+            cls = found.cls
             if not tail:
                 return Symbol("class", cls.qualname, module=module, cls=cls)
             if len(tail) == 1:
@@ -162,42 +166,35 @@ class Program:
                 if method is not None:
                     return Symbol("function", method.qualname, module=module, function=method)
             return Symbol("external", qualname)
-        if head in module.functions and not tail:
-            fn = module.functions[head]
+        if found.function is not None and not tail:
+            fn = found.function
             return Symbol("function", fn.qualname, module=module, function=fn)
-        target = self.import_target(module, head)
+        target = found.target
         if target is not None and target != qualname:
             return self.lookup(".".join([target, *tail]), depth + 1)
-        if head in module.assigns and not tail:
-            return Symbol(
-                "value", f"{module.module}.{head}", module=module, value=module.assigns[head]
-            )
+        if found.value is not None and not tail:
+            return Symbol("value", f"{module.module}.{head}", module=module, value=found.value)
         # A submodule not imported explicitly (package attribute access).
         sub = f"{module.module}.{head}"
         if sub in self.project.modules:
             return self.lookup(".".join([sub, *tail]), depth + 1)
         # A name a `from m import *` brought in (a package re-exporting its modules).
-        for binding in module.imports:
-            if binding.name == "*" and binding.target in self.project.modules:
-                found = self.lookup(".".join([binding.target, head, *tail]), depth + 1)
-                if found.kind != "external":
-                    return found
+        for star in star_imports(module):
+            if star in self.project.modules:
+                found_there = self.lookup(".".join([star, head, *tail]), depth + 1)
+                if found_there.kind != "external":
+                    return found_there
         return Symbol("external", qualname)
 
     def import_target(self, module: ModuleSummary, name: str) -> str | None:
-        table = self._import_tables.get(module.module)
-        if table is None:
-            table = {}
-            for binding in module.imports:
-                table.setdefault(binding.name, binding.target)  # first binding wins
-            self._import_tables[module.module] = table
-        return table.get(name)
+        return binding(module, name).target
 
     def resolve_local_name(self, module: ModuleSummary, name: str) -> str | None:
         """The dotted target a bare name in `module` refers to, if any."""
-        if name in module.classes or name in module.functions or name in module.assigns:
+        found = binding(module, name)
+        if found.cls is not None or found.function is not None or found.value is not None:
             return f"{module.module}.{name}"
-        return self.import_target(module, name)
+        return found.target
 
     def resolve_dotted(self, module: ModuleSummary, expr: Expr) -> str | None:
         """`a.b.c` in `module` -> its fully dotted target (project or external)."""
@@ -280,6 +277,8 @@ class Program:
         defines a function of that name are kept (only they can override it),
         and only those are parsed to confirm the inheritance.
         """
+        if method is not None and reads.LOG is not None:
+            reads.LOG.add(reads.defs_item(method))
         key = f"{qualname}#{method or ''}"
         if key in self._subclass_cache:
             return self._subclass_cache[key]
