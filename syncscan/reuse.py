@@ -31,6 +31,7 @@ from syncscan.index.cache import SUMMARY_FORMAT, SummaryCache
 from syncscan.index.facts import FactsTable
 from syncscan.packs import PackSet
 from syncscan.project import Project
+from syncscan.relocate import relocated
 
 if TYPE_CHECKING:
     from syncscan.index.summary import ModuleSummary
@@ -90,16 +91,21 @@ Resummarise = Callable[[str], "ModuleSummary | None"]
 
 
 def load(
-    cache: SummaryCache, key: str, facts: FactsTable, resummarise: Resummarise
+    cache: SummaryCache,
+    key: str,
+    facts: FactsTable,
+    resummarise: Resummarise,
+    project: Project,
 ) -> Analysed | None:
     """The recorded result, if its inputs are all unchanged; else None.
 
     A summarised file whose bytes changed still counts as unchanged when its
     new summary agrees with the one the record was computed from on every item
     the analysis read of it (reads.py: a comment appended, an edit inside a
-    function the analysis never read, nothing it read moved). This early
-    cutoff re-summarises only the changed files; the record is then updated
-    to them.
+    function the analysis never read), up to lines that moved (moves.py: a
+    line added above what it read); the result's lines are then carried to
+    where they went (relocate.py). This early cutoff re-summarises only the
+    changed files; the record is then updated to them.
     """
     data = cache.read_document(_DOCUMENT)
     if not isinstance(data, dict) or data.get("key") != key:
@@ -107,6 +113,7 @@ def load(
     try:
         summarised = data["summarised"]
         refreshed = {}
+        moves: dict[str, dict[int, int]] = {}
         for module, (digest, summary_key) in summarised.items():
             found = facts.get(module)
             current = found.digest if found is not None else None
@@ -118,16 +125,23 @@ def load(
             after = resummarise(module)
             if before is None or after is None:
                 return None
-            if before != after and not _agree(before, after, data["read"].get(module)):
-                return None
+            if before != after:
+                lines = _line_map(before, after, data["read"].get(module))
+                if lines is None:
+                    return None
+                moves[project.relpath(facts.path_of(module))] = lines
             refreshed[module] = [current, _summary_key(cache, facts, module)]
         if data["headers"] is not None and data["headers"] != _headers_digest(
             facts, _methods_asked(data["read"])
         ):
             return None
-        result = data["result"]
+        result = relocated(data["result"], moves, str(project.root))
+        if result is None:
+            return None
         analysed = Analysed(
-            findings=[finding_from_data(f) for f in result["findings"]],
+            findings=sorted(
+                (finding_from_data(f) for f in result["findings"]), key=Finding.sort_key
+            ),
             diagnostics=[Diagnostic(**d) for d in result["diagnostics"]],
             notes=list(result["notes"]),
             stats=dict(result["stats"]),
@@ -137,17 +151,22 @@ def load(
     except (KeyError, TypeError, ValueError, AttributeError):
         return None  # damaged or foreign: analyse afresh
     if refreshed:
-        cache.write_document(_DOCUMENT, {**data, "summarised": {**summarised, **refreshed}})
+        if result is not data["result"]:
+            result = {**result, "findings": [finding_to_data(f) for f in analysed.findings]}
+        cache.write_document(
+            _DOCUMENT, {**data, "summarised": {**summarised, **refreshed}, "result": result}
+        )
     return analysed
 
 
-def _agree(before: ModuleSummary, after: ModuleSummary, items: Any) -> bool:
-    """Whether the two summaries agree on every item of the module the run read."""
-    from syncscan.index import reads
+def _line_map(before: ModuleSummary, after: ModuleSummary, items: Any) -> dict[int, int] | None:
+    """Where each line of the module the run read went; None where the two
+    summaries differ on an item read (or the record does not say what was read)."""
+    from syncscan.index.moves import line_map
 
     if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-        return False  # nothing recorded for it, or damaged: it may all have been read
-    return reads.agree(before, after, items)
+        return None  # nothing recorded for it, or damaged: it may all have been read
+    return line_map(before, after, items)
 
 
 def save(

@@ -151,7 +151,7 @@ def run(
     try:
         if reuse_findings and cache is not None:
             key = reuse.inputs_key(project, packs, codes, bool(select))
-            analysed = reuse.load(cache, key, facts, _resummariser(project, summariser))
+            analysed = reuse.load(cache, key, facts, _resummariser(project, summariser), project)
         if analysed is None:
             # The analysis loads only when a run needs it: a check whose
             # findings are reused never imports it (start-up time).

@@ -107,25 +107,6 @@ def test_name_resolution_reads_one_name_at_a_time(summary: ModuleSummary) -> Non
     assert _read(lambda: markers(summary)) == {reads.item("pkg.mod", "markers")}
 
 
-def test_names_agree_where_their_bindings_do() -> None:
-    before = _summaries()[0]
-    after = recorded(
-        summarise(
-            SOURCE
-            + "\n\nfrom other import *\nLIMIT = 5  # gpu-sync-ok: why\n\ndef torch():\n    pass\n",
-            "pkg.mod",
-            "pkg/mod.py",
-            False,
-        )
-    )
-    assert reads.agree(before, after, ["name\0Runner", "name\0missing"])
-    assert not reads.agree(before, after, ["name\0torch"])  # now a function first
-    assert not reads.agree(before, after, ["name\0LIMIT"])  # another value
-    assert not reads.agree(before, after, ["stars\0"])
-    assert not reads.agree(before, after, ["markers\0"])
-    assert not reads.agree(before, after, ["module\0"])
-
-
 def test_nothing_is_noted_while_no_run_records_or_while_paused() -> None:
     summary = _summaries()[1]
     method = summary.classes["Runner"].methods["step"]
@@ -139,20 +120,3 @@ def test_nothing_is_noted_while_no_run_records_or_while_paused() -> None:
     finally:
         found = reads.stop()
     assert found == {reads.item("pkg.mod", "function", "pkg.mod.Runner.step")}
-
-
-def test_summaries_agree_on_what_was_read_and_differ_elsewhere() -> None:
-    before = _summaries()[0]
-    after = recorded(
-        summarise(
-            SOURCE.replace("return inner()", "return inner() + 0"),
-            "pkg.mod",
-            "pkg/mod.py",
-            False,
-        )
-    )
-    assert reads.agree(before, after, ["module\0", "class\0pkg.mod.Runner", "name\0torch"])
-    assert reads.agree(before, after, ["assigned\0pkg.mod.Runner.step"])
-    assert not reads.agree(before, after, ["function\0pkg.mod.Runner.step"])
-    assert not reads.agree(before, after, ["function\0pkg.mod.Runner.gone"])
-    assert not reads.agree(before, after, ["unknown\0x"])

@@ -62,14 +62,60 @@ def test_a_comment_appended_to_a_step_file_keeps_the_findings(tmp_path: Path) ->
     touched = checked(project, cache)
     assert touched.stats["findings_reused"] == 1
     assert signature(touched) == signature(first)
-    # A line inserted above the step moves what the analysis reads: recomputed.
+    # A line inserted above the step moves what the analysis read, unchanged:
+    # the findings are carried to where their lines went (relocate.py).
     runner_file.write_text("# a new first line\n" + runner_file.read_text())
     moved = checked(project, cache)
-    assert moved.stats["findings_reused"] == 0
+    assert moved.stats["findings_reused"] == 1
     assert [f.location.line for f in moved.findings] == [
         f.location.line + 1 for f in first.findings
     ]
-    assert signature(moved) == signature(run(project, use_cache=False))
+    assert moved.findings == run(project, use_cache=False).findings
+    # A line inserted inside the step's body moves its statements against its
+    # `def`: that is a change, recomputed.
+    _edit(runner_file, "        n = len(batch.token_ids)\n", "\n        n = len(batch.token_ids)\n")
+    inside = checked(project, cache)
+    assert inside.stats["findings_reused"] == 0
+    assert inside.findings == run(project, use_cache=False).findings
+
+
+def test_a_suppression_on_a_moved_function_header_still_applies(tmp_path: Path) -> None:
+    """Carried findings keep their function's header lines where they went: a
+    suppression on the `def` line matches there."""
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    first = checked(project, cache)
+    assert len(first.findings) == 1
+    runner_file = project / "engine" / "runner.py"
+    header = "    def execute_model(self, batch):"
+    suppressed = f"{header}  # syncscan: ignore[SYNC001] encoder-only steps are serialised"
+    runner_file.write_text("# moved\n" + runner_file.read_text().replace(header, suppressed))
+    moved = checked(project, cache)
+    assert moved.stats["findings_reused"] == 1
+    assert moved.findings == []
+    assert [f.fingerprint for f in moved.suppressed] == [first.findings[0].fingerprint]
+
+
+@pytest.mark.parametrize("project", SHAPES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_moved_lines_carry_the_findings_where_a_fresh_analysis_puts_them(
+    project: Path, tmp_path: Path
+) -> None:
+    """Each file the analysis read, moved down by a line: whether the record is
+    carried or recomputed, the result is a fresh analysis's, field by field."""
+    copy = copy_project(project, tmp_path / "project")
+    cache = tmp_path / "cache"
+    first = checked(copy, cache)
+    assert first.analysis is not None
+    read = sorted(first.analysis.program.requested())
+    for module in read:
+        path = first.project.modules.get(module)
+        if path is None:
+            continue
+        path.write_text("# moved\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+        again = checked(copy, cache)
+        fresh = run(copy, use_cache=False)
+        assert again.findings == fresh.findings, module
+        assert again.diagnostics == fresh.diagnostics, module
 
 
 def test_a_file_off_the_step_path_keeps_the_record_until_its_class_headers_change(
@@ -260,8 +306,9 @@ def test_vllm_0_28_an_edit_the_analysis_never_read_keeps_what_a_fresh_run_finds(
     vllm_0_28: Path, tmp_path: Path
 ) -> None:
     """On real code: a method of the V1 step file no walk read (the run record
-    says which), changed without moving a line, keeps the findings, and they
-    are what a fresh analysis of the edited tree reports."""
+    says which) grows by a line, moving every line below it: the findings are
+    carried to where their lines went, and they are what a fresh analysis of
+    the edited tree reports, field by field."""
     tree = tmp_path / "src"
     shutil.copytree(vllm_0_28, tree, ignore=shutil.ignore_patterns(".syncscan_cache"))
     cache = tmp_path / "cache"
@@ -271,8 +318,17 @@ def test_vllm_0_28_an_edit_the_analysis_never_read_keeps_what_a_fresh_run_finds(
     read = json.loads((cache / "record.json").read_text(encoding="utf-8"))["read"][module]
     lines = step_file.read_text(encoding="utf-8").splitlines(keepends=True)
     at = _unread_return_line("".join(lines), module, read) - 1
-    lines[at] = lines[at].replace("return ", "return 0 or ", 1)
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    lines[at] = f"{indent}_unused = 0\n" + lines[at]
     step_file.write_text("".join(lines), encoding="utf-8")
     edited = checked(tree, cache)
     assert edited.stats["findings_reused"] == 1
-    assert signature(edited) == signature(run(tree, use_cache=False))
+    fresh = run(tree, use_cache=False)
+    assert edited.findings == fresh.findings
+    moved = [
+        step.line
+        for finding in fresh.findings
+        for step in finding.witness
+        if step.path.endswith("worker/gpu_model_runner.py") and step.line > at + 1
+    ]
+    assert moved, "no finding names a line the edit moved"

@@ -3,7 +3,8 @@
 A run reads a few functions of each module it loads: the bodies it walks, the
 `self.x = ...` assignments of a class's other methods, some class headers. The
 findings depend on those items only, so a changed file whose new summary agrees
-with the old on every item the run read leaves them as they were (reuse.py).
+with the old on every item the run read leaves them as they were (reuse.py,
+moves.py).
 Items are noted where the summaries hand out their content (summary.py: each
 field of a module, class and function, and the name-by-name reads of name
 resolution), so nothing the analysis reads, directly or through a memo filled earlier in the
@@ -26,10 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from syncscan.index.summary import ModuleSummary
 
 # The items read since `start`, or None when no run is recording.
 LOG: set[str] | None = None
@@ -37,7 +34,7 @@ LOG: set[str] | None = None
 # A function's items, in the order summary.py's `_read_items` keeps them, and
 # the field each of the last two stands for.
 FUNCTION_KINDS = ("function", "assigned", "attributes")
-_FIELD_OF = {"assigned": "self_assignments", "attributes": "self_attributes"}
+FIELD_OF = {"assigned": "self_assignments", "attributes": "self_attributes"}
 
 
 def item(module: str, kind: str, qualname: str = "") -> str:
@@ -107,44 +104,3 @@ def methods_asked(by_module_items: dict[str, list[str]]) -> set[str]:
         if kind == "defs":
             found.add(method)
     return found
-
-
-def agree(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> bool:
-    """Whether two summaries of one module are equal on every item read."""
-    from syncscan.index.summary import (
-        binding_key,
-        class_header,
-        find_class,
-        find_function,
-        markers,
-        module_header,
-        star_imports,
-    )
-
-    for entry in items:
-        kind, _, qualname = entry.partition("\0")
-        if kind == "module":
-            same = module_header(before) == module_header(after)
-        elif kind == "name":
-            same = binding_key(before, qualname) == binding_key(after, qualname)
-        elif kind == "stars":
-            same = star_imports(before) == star_imports(after)
-        elif kind == "markers":
-            same = markers(before) == markers(after)
-        elif kind == "class":
-            old, new = find_class(before, qualname), find_class(after, qualname)
-            same = old is not None and new is not None and class_header(old) == class_header(new)
-        elif kind in FUNCTION_KINDS:
-            old_fn, new_fn = find_function(before, qualname), find_function(after, qualname)
-            if old_fn is None or new_fn is None:
-                return False
-            field = _FIELD_OF.get(kind)
-            if field is None:
-                same = old_fn == new_fn
-            else:
-                same = getattr(old_fn, field) == getattr(new_fn, field)
-        else:
-            return False  # a kind this version does not know: a foreign record
-        if not same:
-            return False
-    return True

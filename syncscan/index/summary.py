@@ -243,7 +243,9 @@ def _import_table(summary: ModuleSummary) -> dict[str, str]:
 
 
 def class_header(cls: ClassSummary) -> tuple:
-    """What a class holds outside its methods' contents (reads.py's "class" item)."""
+    """What a class holds outside its methods' contents (reads.py's "class"
+    item) but its line, which moves.py compares as the line the rest is
+    relative to."""
     return (
         cls.name,
         cls.qualname,
@@ -252,7 +254,6 @@ def class_header(cls: ClassSummary) -> tuple:
         tuple(cls.methods),
         cls.annotations,
         cls.assigns,
-        cls.line,
     )
 
 

@@ -1,0 +1,95 @@
+"""A changed file's new summary agrees with the old on what a run read, up to
+lines that moved (syncscan/index/moves.py), and the line map says where each
+line the run could mention went."""
+
+from __future__ import annotations
+
+from syncscan.index.build import summarise
+from syncscan.index.moves import line_map
+from syncscan.index.summary import ModuleSummary, recorded
+
+SOURCE = """
+import torch
+
+LIMIT = 4
+
+
+class Runner(Base):
+    size: int = 2
+
+    @property
+    def step(self, batch: list = None) -> int:
+        self.count = len(batch)
+
+        def inner():
+            return 1
+
+        return inner()
+
+    def other(self):
+        return 2
+"""
+STEP = "function\0pkg.mod.Runner.step"
+
+
+def _summary(source: str) -> ModuleSummary:
+    return recorded(summarise(source, "pkg.mod", "pkg/mod.py", False))
+
+
+def test_summaries_agree_on_what_was_read_and_differ_elsewhere() -> None:
+    before = _summary(SOURCE)
+    after = _summary(SOURCE.replace("return inner()", "return inner() + 0"))
+    kept = line_map(before, after, ["module\0", "class\0pkg.mod.Runner", "name\0torch"])
+    assert kept is not None and all(old == new for old, new in kept.items())
+    assert line_map(before, after, ["assigned\0pkg.mod.Runner.step"]) is not None
+    assert line_map(before, after, [STEP]) is None
+    assert line_map(before, after, ["function\0pkg.mod.Runner.gone"]) is None
+    assert line_map(before, after, ["unknown\0x"]) is None
+
+
+def test_names_agree_where_their_bindings_do() -> None:
+    before = _summary(SOURCE)
+    after = _summary(
+        SOURCE + "\n\nfrom other import *\nLIMIT = 5\n\ndef torch():\n    pass\n",
+    )
+    assert line_map(before, after, ["name\0Runner", "name\0missing"]) is not None
+    assert line_map(before, after, ["name\0torch"]) is None  # now a function first
+    assert line_map(before, after, ["name\0LIMIT"]) is None  # another value
+    assert line_map(before, after, ["stars\0"]) is None
+    assert line_map(before, after, ["module\0"]) is None
+
+
+def test_what_moved_whole_agrees_and_the_map_says_where_it_went() -> None:
+    before = _summary(SOURCE)
+    after = _summary(SOURCE.replace("class Runner(Base):", "# a comment\n\nclass Runner(Base):"))
+    step = before.classes["Runner"].methods["step"]
+    items = [STEP, "assigned\0pkg.mod.Runner.other", "class\0pkg.mod.Runner", "markers\0"]
+    moved = line_map(before, after, items)
+    assert moved is not None
+    assert moved[step.header_line] == step.header_line + 2
+    assert moved[step.end_line] == step.end_line + 2
+    assert moved[before.classes["Runner"].line] == before.classes["Runner"].line + 2
+    # The module's own level, read whole, holds its positions: they did not move
+    # here, and a move there differs.
+    assert line_map(before, after, ["module\0"]) == {2: 2}  # `import torch`
+    assert line_map(before, _summary("\n" + SOURCE), ["module\0"]) is None
+
+
+def test_a_function_changed_inside_is_not_a_move() -> None:
+    before = _summary(SOURCE)
+    after = _summary(
+        SOURCE.replace("        self.count = len(batch)\n", "\n        self.count = len(batch)\n")
+    )
+    assert line_map(before, after, [STEP]) is None  # its statements moved against its `def`
+    assert line_map(before, after, ["function\0pkg.mod.Runner.other"]) is not None
+
+
+def test_marker_comments_count_inside_the_functions_read() -> None:
+    before = _summary(SOURCE)
+    inside = _summary(
+        SOURCE.replace("self.count = len(batch)", "self.count = len(batch)  # gpu-sync-ok: why")
+    )
+    outside = _summary(SOURCE.replace("LIMIT = 4", "LIMIT = 4  # gpu-sync-ok: why"))
+    assert line_map(before, inside, [STEP, "markers\0"]) is None
+    assert line_map(before, outside, [STEP, "markers\0"]) is not None
+    assert line_map(before, inside, ["function\0pkg.mod.Runner.other", "markers\0"]) is not None
