@@ -10,7 +10,9 @@ several runs of:
   change to the step path (vLLM: vllm/v1/worker/gpu/model_runner.py; SGLang:
   sglang/srt/managers/scheduler.py): a comment
   appended (the issue's "touch"; the findings are reused once the file's new
-  summary proves equal), a function added to it, and a statement inserted at
+  summary proves equal), a comment line inserted at its top (every line the
+  walks read moves: the findings are carried to where they went), a function
+  added to it (a name nothing looks up: reused), and a statement inserted at
   the top of the step root's body (every finding is recomputed from cached
   summaries: the pre-commit case of the performance issue);
 - a function added to a file off the step path (vLLM: vllm/benchmarks/latency.py;
@@ -216,11 +218,19 @@ def main() -> int:
 
         # A comment: the findings are reused once the file's new summary proves equal.
         touched = after_each(lambda run: append(step_file, f"\n# bench touch {run}\n"))
-        # Changes the analysis reads: the record cannot be reused, every finding
-        # is recomputed from cached summaries (the performance issue's targets).
+        # A line inserted at the top of the step file: every line the walks read
+        # moves, nothing they read changes; the findings are carried (relocate.py).
+        moved = after_each(
+            lambda run: step_file.write_text(
+                f"# bench moved {run}\n" + step_file.read_text(encoding="utf-8"), encoding="utf-8"
+            )
+        )
+        # A function added to the step file: a name no lookup asked (reads.py).
         edited = after_each(
             lambda run: append(step_file, f"\n\ndef _bench_edit_{run}():\n    return {run}\n")
         )
+        # A statement in the step root's body: every finding is recomputed from
+        # cached summaries (the performance issue's target).
         statement = after_each(
             lambda run: insert_statement(step_file, cls, method, f"_bench_statement_{run} = {run}")
         )
@@ -260,6 +270,7 @@ def main() -> int:
     print(f"  syncscan cold            {c:8.2f} s")
     print(f"  syncscan warm            {w:8.2f} s")
     print(f"  syncscan one-file change {t:8.2f} s  (a comment appended)")
+    print(f"  syncscan lines moved     {median(moved):8.2f} s  (a line at the top; no target)")
     print(f"  syncscan code edit       {median(edited):8.2f} s  (a function added; no target)")
     print(f"  syncscan statement edit  {e:8.2f} s  (inserted in {cls}.{method})")
     print(f"  syncscan unrelated edit  {u:8.2f} s  (a function added to {other_file.name})")

@@ -93,3 +93,29 @@ def test_marker_comments_count_inside_the_functions_read() -> None:
     assert line_map(before, inside, [STEP, "markers\0"]) is None
     assert line_map(before, outside, [STEP, "markers\0"]) is not None
     assert line_map(before, inside, ["function\0pkg.mod.Runner.other", "markers\0"]) is not None
+
+
+def test_a_class_read_member_by_member_agrees_where_its_members_do() -> None:
+    before = _summary(SOURCE)
+    added = _summary(SOURCE + "\n    def describe(self):\n        return self.count\n")
+    items = ["methods\0pkg.mod.Runner", "method\0pkg.mod.Runner.step"]
+    assert line_map(before, added, items[1:]) is not None
+    assert line_map(before, added, items[:1]) is None  # the set of methods grew
+    assert line_map(before, added, ["method\0pkg.mod.Runner.describe"]) is None
+    assert line_map(before, added, ["class-assigned\0pkg.mod.Runner"]) is not None
+    assert line_map(before, added, ["class-attributes\0pkg.mod.Runner"]) is not None
+    assigning = _summary(SOURCE + "\n    def reset(self):\n        self.count = 0\n")
+    assert line_map(before, assigning, ["class-assigned\0pkg.mod.Runner"]) is None
+    naming = _summary(SOURCE + "\n    def other_name(self):\n        return self.size\n")
+    assert line_map(before, naming, ["class-attributes\0pkg.mod.Runner"]) is None
+
+
+def test_assignments_through_self_move_with_their_method() -> None:
+    before = _summary(SOURCE)
+    moved_down = _summary(
+        SOURCE.replace("    @property\n", "    def first(self):\n        pass\n\n    @property\n")
+    )
+    step = before.classes["Runner"].methods["step"]
+    assignment_line = step.header_line + 2  # `self.count = len(batch)`
+    moved = line_map(before, moved_down, ["class-assigned\0pkg.mod.Runner"])
+    assert moved is not None and moved[assignment_line] == assignment_line + 3

@@ -17,7 +17,10 @@ from syncscan.index.summary import (
     FunctionSummary,
     ModuleSummary,
     binding,
+    class_self_assignments,
+    class_self_attributes,
     markers,
+    method_named,
     recorded,
     star_imports,
     summary_from_data,
@@ -80,9 +83,27 @@ def test_every_function_field_notes_its_read(summary: ModuleSummary) -> None:
 def test_every_class_field_notes_its_read(summary: ModuleSummary) -> None:
     cls = summary.classes["Runner"]
     for name in (f.name for f in fields(ClassSummary) if f.name not in NAMES):
+        kind = "methods" if name == "methods" else "class"
         assert _read(lambda name=name: getattr(cls, name)) == {
-            reads.item("pkg.mod", "class", "pkg.mod.Runner")
+            reads.item("pkg.mod", kind, "pkg.mod.Runner")
         }, name
+
+
+@pytest.mark.parametrize("summary", _summaries(), ids=["freshly built", "from the cache"])
+def test_a_class_is_read_member_by_member_where_resolution_asks(summary: ModuleSummary) -> None:
+    cls = summary.classes["Runner"]
+    step = _read(lambda: method_named(cls, "step"))
+    assert step == {reads.item("pkg.mod", "method", "pkg.mod.Runner.step")}
+    assert method_named(cls, "step") is cls.methods["step"]
+    assert method_named(cls, "missing") is None
+    made = _read(lambda: class_self_assignments(cls))
+    assert made == {reads.item("pkg.mod", "class-assigned", "pkg.mod.Runner")}
+    assert [(m.name, [a for a, _, _ in found]) for m, found in class_self_assignments(cls)] == [
+        ("step", ["count"])
+    ]
+    named = _read(lambda: class_self_attributes(cls))
+    assert named == {reads.item("pkg.mod", "class-attributes", "pkg.mod.Runner")}
+    assert class_self_attributes(cls) == {"count"}
 
 
 @pytest.mark.parametrize("summary", _summaries(), ids=["freshly built", "from the cache"])

@@ -269,6 +269,39 @@ def test_an_edit_to_what_the_analysis_never_read_keeps_the_findings(tmp_path: Pa
     assert signature(shadowed) != signature(walked)
 
 
+def test_a_method_added_to_the_step_class_counts_only_for_what_it_assigns_and_names(
+    tmp_path: Path,
+) -> None:
+    """A class is read member by member (summary.py): a method nothing calls,
+    assigning nothing through `self`, keeps the findings; one that assigns
+    through `self` changes what attribute types see, and one naming a new
+    attribute of a class whose attribute names a walk asked changes which
+    assumptions its callees see: both are recomputed."""
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    first = checked(project, cache)
+    runner_file = project / "engine" / "runner.py"
+    with runner_file.open("a", encoding="utf-8") as handle:
+        handle.write("\n    def describe(self):\n        return self.hidden_size\n")
+    added = checked(project, cache)
+    assert added.stats["findings_reused"] == 1
+    assert added.findings == first.findings == run(project, use_cache=False).findings
+    with runner_file.open("a", encoding="utf-8") as handle:
+        handle.write("\n    def reset(self):\n        self.hidden_size = None\n")
+    assigning = checked(project, cache)
+    assert assigning.stats["findings_reused"] == 0
+    assert assigning.findings == run(project, use_cache=False).findings
+    inputs_file = project / "engine" / "inputs.py"
+    with inputs_file.open("a", encoding="utf-8") as handle:
+        handle.write("\n    def peek(self):\n        return self.pool\n")
+    assert checked(project, cache).stats["findings_reused"] == 1  # a name it had
+    with inputs_file.open("a", encoding="utf-8") as handle:
+        handle.write("\n    def names_another(self):\n        return self.unheard_of\n")
+    naming = checked(project, cache)
+    assert naming.stats["findings_reused"] == 0
+    assert naming.findings == run(project, use_cache=False).findings
+
+
 def test_a_record_without_the_items_read_counts_every_change(tmp_path: Path) -> None:
     """An older or damaged record that does not say what was read of a file:
     any change to it recomputes."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from syncscan.index.summary import class_self_attributes
 from syncscan.resolve.program import Program
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
@@ -37,11 +38,10 @@ class SelfAttributes:
             return None
         names: set[str] = set()
         for cls in classes:
-            for method in cls.methods.values():
-                found = method.self_attributes  # from the index: no body decoded
-                if found is None:
-                    return None  # `self` itself is passed on
-                names.update(found)
+            found = class_self_attributes(cls)  # from the index: no body decoded
+            if found is None:
+                return None  # `self` itself is passed on
+            names.update(found)
         return frozenset(names)
 
 

@@ -18,7 +18,7 @@ from syncscan.index.positions import first_line, lines_in, relative
 from syncscan.index.reads import FIELD_OF, FUNCTION_KINDS
 
 if TYPE_CHECKING:
-    from syncscan.index.summary import ModuleSummary
+    from syncscan.index.summary import ClassSummary, ModuleSummary
 
 LineMap = dict[int, int]
 # The lines of a function read whole, old first and last, and how far it moved.
@@ -30,7 +30,6 @@ def line_map(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> L
     summaries agree on each item up to a move; None where they differ."""
     from syncscan.index.summary import (
         binding_key,
-        class_header,
         find_class,
         find_function,
         markers,
@@ -58,11 +57,10 @@ def line_map(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> L
                 return None
         elif kind == "markers":
             markers_read = True
-        elif kind == "class":
-            old, new = find_class(before, qualname), find_class(after, qualname)
-            if old is None or new is None:
-                return None
-            if not _agree_moved(class_header(old), class_header(new), moved, old.line, new.line):
+        elif kind in _CLASS_KINDS:
+            owner = qualname.rsplit(".", 1)[0] if kind == "method" else qualname
+            old, new = find_class(before, owner), find_class(after, owner)
+            if old is None or new is None or not _class_agrees(kind, qualname, old, new, moved):
                 return None
         elif kind in FUNCTION_KINDS:
             old_fn, new_fn = find_function(before, qualname), find_function(after, qualname)
@@ -86,6 +84,35 @@ def line_map(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> L
     if markers_read and not _markers_agree(markers(before), markers(after), spans):
         return None
     return moved
+
+
+# Items of a class: its header, the set of its methods, one method by name,
+# and what its methods assign and name through `self` (summary.py).
+_CLASS_KINDS = frozenset({"class", "methods", "method", "class-assigned", "class-attributes"})
+
+
+def _class_agrees(
+    kind: str, qualname: str, old: ClassSummary, new: ClassSummary, moved: LineMap
+) -> bool:
+    from syncscan.index.summary import class_header, class_self_assignments, class_self_attributes
+
+    if kind == "class":
+        return _agree_moved(class_header(old), class_header(new), moved, old.line, new.line)
+    if kind == "methods":
+        return tuple(old.methods) == tuple(new.methods)
+    if kind == "method":
+        name = qualname.rsplit(".", 1)[1]
+        old_fn, new_fn = old.methods.get(name), new.methods.get(name)
+        return (old_fn is None) == (new_fn is None)  # its content: items of its own
+    if kind == "class-attributes":
+        return class_self_attributes(old) == class_self_attributes(new)
+    old_made, new_made = class_self_assignments(old), class_self_assignments(new)
+    if [m.name for m, _ in old_made] != [m.name for m, _ in new_made]:
+        return False
+    return all(
+        _agree_moved(old_assigned, new_assigned, moved, old_fn.header_line, new_fn.header_line)
+        for (old_fn, old_assigned), (new_fn, new_assigned) in zip(old_made, new_made, strict=True)
+    )
 
 
 def _agree_moved(

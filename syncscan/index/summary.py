@@ -179,16 +179,25 @@ def binding(summary: ModuleSummary, name: str) -> Binding:
     """`name` in `summary`, its read noted as that name's item alone (reads.py
     "name"): a function added to the module leaves the other names' items as
     they were."""
+    values = summary.__dict__
+    known = values.get("_bindings")
+    if known is None:
+        known = values["_bindings"] = {}
+    found = known.get(name)
+    if found is None:  # name resolution asks the same names again and again
+        found = known[name] = (
+            reads.item(values["module"], "name", name),
+            Binding(
+                values["classes"].get(name),
+                values["functions"].get(name),
+                _import_table(summary).get(name),
+                values["assigns"].get(name),
+            ),
+        )
     log = reads.LOG
     if log is not None:
-        log.add(reads.item(summary.module, "name", name))
-    classes, functions = _unnoted(summary, "classes"), _unnoted(summary, "functions")
-    return Binding(
-        classes.get(name),
-        functions.get(name),
-        _import_table(summary).get(name),
-        _unnoted(summary, "assigns").get(name),
-    )
+        log.add(found[0])
+    return found[1]
 
 
 def binding_key(summary: ModuleSummary, name: str) -> tuple:
@@ -246,15 +255,50 @@ def class_header(cls: ClassSummary) -> tuple:
     """What a class holds outside its methods' contents (reads.py's "class"
     item) but its line, which moves.py compares as the line the rest is
     relative to."""
-    return (
-        cls.name,
-        cls.qualname,
-        cls.bases,
-        cls.decorators,
-        tuple(cls.methods),
-        cls.annotations,
-        cls.assigns,
-    )
+    return (cls.name, cls.qualname, cls.bases, cls.decorators, cls.annotations, cls.assigns)
+
+
+def method_named(cls: ClassSummary, name: str) -> FunctionSummary | None:
+    """The class's own method `name`, its read noted as that name's item alone
+    (reads.py "method"): a method added under another name leaves it as it was."""
+    values = cls.__dict__
+    log = reads.LOG
+    if log is not None and "_module" in values:
+        log.add(reads.item(values["_module"], "method", f"{values['qualname']}.{name}"))
+    return values["methods"].get(name)
+
+
+def class_self_assignments(
+    cls: ClassSummary,
+) -> tuple[tuple[FunctionSummary, tuple[tuple[str, Expr | None, Expr | None], ...]], ...]:
+    """(method, its `self.x = ...` assignments) for each method of the class
+    that makes any, read as one item (reads.py "class-assigned"): a method
+    added that assigns nothing through `self` leaves it as it was."""
+    _note_class(cls, "class-assigned")
+    with reads.paused():
+        found = ((m, m.self_assignments) for m in cls.__dict__["methods"].values())
+        return tuple((method, assigned) for method, assigned in found if assigned)
+
+
+def class_self_attributes(cls: ClassSummary) -> frozenset[str] | None:
+    """The names the class's methods read or write through `self`, None where
+    one passes `self` on; read as one item (reads.py "class-attributes")."""
+    _note_class(cls, "class-attributes")
+    names: set[str] = set()
+    with reads.paused():
+        for method in cls.__dict__["methods"].values():
+            found = method.self_attributes
+            if found is None:
+                return None
+            names.update(found)
+    return frozenset(names)
+
+
+def _note_class(cls: ClassSummary, kind: str) -> None:
+    values = cls.__dict__
+    log = reads.LOG
+    if log is not None and "_module" in values:
+        log.add(reads.item(values["_module"], kind, values["qualname"]))
 
 
 def summary_to_data(
@@ -346,7 +390,7 @@ def _same_fields(summary: Any, other: object, kind: type) -> bool:
 
 def _noting(name: str, kind: int = 0) -> property:
     """A field whose read is noted in `reads.LOG`: item `kind` of the owner's
-    `_read_items()` (a function has three, a class one)."""
+    `_read_items()` (a function has three, a class two)."""
 
     def get(self: Any) -> Any:
         log = reads.LOG
@@ -448,17 +492,26 @@ class _CachedFunction(FunctionSummary):
 
 class _RecordedClass(ClassSummary):
     """A class as the program hands it out, every field but its names noted
-    in `reads.LOG` when read."""
+    in `reads.LOG` when read: its methods as the set of them ("methods"),
+    the rest as its header ("class")."""
 
     bases = _noting("bases")  # type: ignore[assignment]
     decorators = _noting("decorators")  # type: ignore[assignment]
-    methods = _noting("methods")  # type: ignore[assignment]
+    methods = _noting("methods", 1)  # type: ignore[assignment]
     annotations = _noting("annotations")  # type: ignore[assignment]
     assigns = _noting("assigns")  # type: ignore[assignment]
     line = _noting("line")  # type: ignore[assignment]
 
-    def _read_items(self) -> tuple[str]:
-        return (self.__dict__["_read_item"],)
+    def _read_items(self) -> tuple[str, str]:
+        values = self.__dict__
+        found = values.get("_items")
+        if found is None:
+            module, qualname = values["_module"], values["qualname"]
+            found = values["_items"] = (
+                reads.item(module, "class", qualname),
+                reads.item(module, "methods", qualname),
+            )
+        return found
 
     def __eq__(self, other: object) -> bool:
         """Equal to a freshly built summary of the same class."""
@@ -506,7 +559,7 @@ def _recorded_function(module: str, **values: Any) -> FunctionSummary:
 
 def _recorded_class(module: str, **values: Any) -> ClassSummary:
     cls = object.__new__(_RecordedClass)
-    cls.__dict__.update(values, _read_item=reads.item(module, "class", values["qualname"]))
+    cls.__dict__.update(values, _module=module)
     return cls
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from syncscan.index import ir
-from syncscan.index.summary import FunctionSummary, Param
+from syncscan.index.summary import FunctionSummary, Param, method_named
 from syncscan.packs import RpcDispatch
 from syncscan.resolve.program import Program
 from syncscan.resolve.types import Scope, TypeOracle
@@ -212,8 +212,9 @@ class CallResolver:
             names = [c.qualname for c in mro]
             start = names.index(defining) + 1 if defining in names else 1
             for cls in mro[start:]:
-                if method in cls.methods:
-                    callee = Callee(cls.methods[method], scope.self_class, "super")
+                found = method_named(cls, method)
+                if found is not None:
+                    callee = Callee(found, scope.self_class, "super")
                     return CallSite(call, (callee,), method=method, receiver=base)
             return CallSite(call, method=method, receiver=base)
         # self.method(...): exact receiver class.

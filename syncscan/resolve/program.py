@@ -23,6 +23,7 @@ from syncscan.index.summary import (
     ModuleSummary,
     SummaryError,
     binding,
+    method_named,
     star_imports,
 )
 from syncscan.project import Project
@@ -246,8 +247,9 @@ class Program:
 
     def find_method(self, class_qualname: str, name: str) -> FunctionSummary | None:
         for cls in self.mro(class_qualname):
-            if name in cls.methods:
-                return cls.methods[name]
+            found = method_named(cls, name)
+            if found is not None:
+                return found
         return None
 
     def overrides(self, class_qualname: str, method: str) -> list[tuple[str, FunctionSummary]]:
@@ -261,8 +263,9 @@ class Program:
         versions = [(class_qualname, found)] if found is not None else []
         for sub in self.subclasses(class_qualname, method):
             cls = self.find_class(sub)
-            if cls is not None and method in cls.methods:
-                versions.append((sub, cls.methods[method]))
+            own = method_named(cls, method) if cls is not None else None
+            if own is not None:
+                versions.append((sub, own))
         concrete = [(c, f) for c, f in versions if not f.has_decorator("abstractmethod")]
         return concrete or versions
 

@@ -12,7 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from syncscan.index import ir
-from syncscan.index.summary import FunctionSummary, ModuleSummary
+from syncscan.index.summary import (
+    FunctionSummary,
+    ModuleSummary,
+    class_self_assignments,
+    method_named,
+)
 from syncscan.resolve.program import Program
 
 _WRAPPERS = frozenset({"Optional", "Final", "ClassVar", "Annotated"})
@@ -104,9 +109,9 @@ class TypeOracle:
             module = self.program.module_of(cls.qualname)
             if module is None:
                 continue
-            for method in cls.methods.values():
+            for method, assigned in class_self_assignments(cls):
                 scope = Scope(module, method, class_qualname)
-                for target, value, annotation in method.self_assignments:
+                for target, value, annotation in assigned:
                     if value is not None:
                         out.append((target, value, scope))
                     if annotation is not None:
@@ -143,12 +148,13 @@ class TypeOracle:
                 continue
             if attr in cls.annotations:
                 types |= self.annotation_types(cls.annotations[attr], module)
-            if attr in cls.methods and cls.methods[attr].has_decorator(
-                "property", "cached_property"
+            prop = method_named(cls, attr)
+            if (
+                prop is not None
+                and prop.has_decorator("property", "cached_property")
+                and prop.returns is not None
             ):
-                prop = cls.methods[attr]
-                if prop.returns is not None:
-                    types |= self.annotation_types(prop.returns, module)
+                types |= self.annotation_types(prop.returns, module)
         for target, value, scope in self.attribute_assignments(class_qualname):
             if target == attr:
                 types |= self.expr_types(value, scope)
