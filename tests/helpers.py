@@ -65,6 +65,30 @@ def write_project(root: Path, files: dict[str, str], pack: str) -> Path:
     return root
 
 
+# A module with a little of everything a summary holds (module `pkg.mod`): an
+# import, a module-level value, a class with a base, an annotation, a decorated
+# method assigning through `self` with a nested function, and another method.
+SUMMARY_SOURCE = """
+import torch
+
+LIMIT = 4
+
+
+class Runner(Base):
+    size: int = 2
+
+    @property
+    def step(self, batch: list = None) -> int:
+        self.count = len(batch)
+
+        def inner():
+            return 1
+
+        return inner()
+
+    def other(self):
+        return 2
+"""
 SHAPES = sorted(p.parent for p in FIXTURES.glob("*/*/pyproject.toml"))  # every fixture project
 BUGGY = FIXTURES / "slot_pool_mode_without_wait" / "buggy"
 FIXED = FIXTURES / "slot_pool_mode_without_wait" / "fixed"

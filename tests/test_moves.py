@@ -4,31 +4,12 @@ line the run could mention went."""
 
 from __future__ import annotations
 
+from helpers import SUMMARY_SOURCE as SOURCE
+
 from syncscan.index.build import summarise
 from syncscan.index.moves import line_map
 from syncscan.index.summary import ModuleSummary, recorded
 
-SOURCE = """
-import torch
-
-LIMIT = 4
-
-
-class Runner(Base):
-    size: int = 2
-
-    @property
-    def step(self, batch: list = None) -> int:
-        self.count = len(batch)
-
-        def inner():
-            return 1
-
-        return inner()
-
-    def other(self):
-        return 2
-"""
 STEP = "function\0pkg.mod.Runner.step"
 
 

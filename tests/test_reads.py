@@ -8,6 +8,7 @@ import json
 from dataclasses import fields
 
 import pytest
+from helpers import SUMMARY_SOURCE
 
 from syncscan.index import reads
 from syncscan.index.build import summarise
@@ -27,32 +28,13 @@ from syncscan.index.summary import (
     summary_to_data,
 )
 
-SOURCE = """
-import torch
-
-LIMIT = 4
-
-
-class Runner(Base):
-    size: int = 2
-
-    @property
-    def step(self, batch: list = None) -> int:
-        self.count = len(batch)
-
-        def inner():
-            return 1
-
-        return inner()
-"""
-
 # Fields that are names: the module's and class's own headers hold them.
 NAMES = {"name", "qualname"}
 ITEM_OF = {"self_assignments": "assigned", "self_attributes": "attributes"}
 
 
 def _summaries() -> list[ModuleSummary]:
-    built = summarise(SOURCE, "pkg.mod", "pkg/mod.py", False)
+    built = summarise(SUMMARY_SOURCE, "pkg.mod", "pkg/mod.py", False)
     data = json.loads(json.dumps(summary_to_data(built, leave_nodes), default=node_json))
     return [recorded(built), summary_from_data(data)]
 

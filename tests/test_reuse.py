@@ -150,23 +150,15 @@ def test_a_function_added_where_subclass_queries_look_counts_only_under_a_name_t
     project = copy_project(BUGGY, tmp_path / "project")
     cache = tmp_path / "cache"
     other = unsummarised_file(checked(project, cache))
-    with other.open("a", encoding="utf-8") as handle:
-        handle.write("\n\nclass Unrelated(object):\n    pass\n")
-    first = checked(project, cache)
-    assert first.stats["findings_reused"] == 0
+    _append(other, "\n\nclass Unrelated(object):\n    pass\n")
+    _rechecked(project, cache, reused=False)
     record = json.loads((cache / "record.json").read_text(encoding="utf-8"))
     asked = sorted(reads.methods_asked(record["read"]))
     assert asked, "the fixture's walk should ask for overrides of some method"
-    with other.open("a", encoding="utf-8") as handle:
-        handle.write("\n\ndef no_query_asked_for_this():\n    return 1\n")
-    kept = checked(project, cache)
-    assert kept.stats["findings_reused"] == 1
-    assert signature(kept) == signature(first)
-    with other.open("a", encoding="utf-8") as handle:
-        handle.write(f"\n\ndef {asked[0]}(self):\n    return 1\n")
-    asked_again = checked(project, cache)
-    assert asked_again.stats["findings_reused"] == 0
-    assert signature(asked_again) == signature(run(project, use_cache=False))
+    _append(other, "\n\ndef no_query_asked_for_this():\n    return 1\n")
+    _rechecked(project, cache, reused=True)
+    _append(other, f"\n\ndef {asked[0]}(self):\n    return 1\n")
+    _rechecked(project, cache, reused=False)
 
 
 def test_a_new_file_changes_the_module_table(tmp_path: Path) -> None:
@@ -224,6 +216,20 @@ def _edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
+def _append(path: Path, text: str) -> None:
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def _rechecked(project: Path, cache: Path, reused: bool) -> RunResult:
+    """A check after an edit: the findings reused or recomputed as `reused`
+    says, and in either case what a fresh analysis of the tree finds."""
+    result = checked(project, cache)
+    assert result.stats["findings_reused"] == int(reused)
+    assert result.findings == run(project, use_cache=False).findings
+    return result
+
+
 def test_an_edit_to_what_the_analysis_never_read_keeps_the_findings(tmp_path: Path) -> None:
     """Early cutoff by item (reads.py): the step file changes inside a method no
     walk enters, on a line that is not one of its `self.x = ...` assignments
@@ -254,18 +260,13 @@ def test_an_edit_to_what_the_analysis_never_read_keeps_the_findings(tmp_path: Pa
     assert signature(walked) == signature(run(project, use_cache=False))
     # The module's own level is read name by name: a name nothing resolves,
     # added where no line moves, is not read.
-    with runner_file.open("a", encoding="utf-8") as handle:
-        handle.write("\n\nLIMIT = 3\n\n\ndef helper():\n    return LIMIT\n")
-    added = checked(project, cache)
-    assert added.stats["findings_reused"] == 1
-    assert signature(added) == signature(walked) == signature(run(project, use_cache=False))
+    _append(runner_file, "\n\nLIMIT = 3\n\n\ndef helper():\n    return LIMIT\n")
+    added = _rechecked(project, cache, reused=True)
+    assert signature(added) == signature(walked)
     # A name the walk resolves, bound anew (a function now shadows the import
     # of the kernel the step launches): recomputed, and the finding changes.
-    with runner_file.open("a", encoding="utf-8") as handle:
-        handle.write("\n\ndef embed_kernel(*args):\n    return None\n")
-    shadowed = checked(project, cache)
-    assert shadowed.stats["findings_reused"] == 0
-    assert signature(shadowed) == signature(run(project, use_cache=False))
+    _append(runner_file, "\n\ndef embed_kernel(*args):\n    return None\n")
+    shadowed = _rechecked(project, cache, reused=False)
     assert signature(shadowed) != signature(walked)
 
 
@@ -281,25 +282,15 @@ def test_a_method_added_to_the_step_class_counts_only_for_what_it_assigns_and_na
     cache = tmp_path / "cache"
     first = checked(project, cache)
     runner_file = project / "engine" / "runner.py"
-    with runner_file.open("a", encoding="utf-8") as handle:
-        handle.write("\n    def describe(self):\n        return self.hidden_size\n")
-    added = checked(project, cache)
-    assert added.stats["findings_reused"] == 1
-    assert added.findings == first.findings == run(project, use_cache=False).findings
-    with runner_file.open("a", encoding="utf-8") as handle:
-        handle.write("\n    def reset(self):\n        self.hidden_size = None\n")
-    assigning = checked(project, cache)
-    assert assigning.stats["findings_reused"] == 0
-    assert assigning.findings == run(project, use_cache=False).findings
+    _append(runner_file, "\n    def describe(self):\n        return self.hidden_size\n")
+    assert _rechecked(project, cache, reused=True).findings == first.findings
+    _append(runner_file, "\n    def reset(self):\n        self.hidden_size = None\n")
+    _rechecked(project, cache, reused=False)
     inputs_file = project / "engine" / "inputs.py"
-    with inputs_file.open("a", encoding="utf-8") as handle:
-        handle.write("\n    def peek(self):\n        return self.pool\n")
-    assert checked(project, cache).stats["findings_reused"] == 1  # a name it had
-    with inputs_file.open("a", encoding="utf-8") as handle:
-        handle.write("\n    def names_another(self):\n        return self.unheard_of\n")
-    naming = checked(project, cache)
-    assert naming.stats["findings_reused"] == 0
-    assert naming.findings == run(project, use_cache=False).findings
+    _append(inputs_file, "\n    def peek(self):\n        return self.pool\n")
+    _rechecked(project, cache, reused=True)  # a name the class had
+    _append(inputs_file, "\n    def names_another(self):\n        return self.unheard_of\n")
+    _rechecked(project, cache, reused=False)
 
 
 def test_a_record_without_the_items_read_counts_every_change(tmp_path: Path) -> None:
