@@ -37,8 +37,9 @@ if TYPE_CHECKING:
     from syncscan.index.summary import ModuleSummary
     from syncscan.resolve.program import Program
 
-RECORD_FORMAT = 6  # 6: a module's own level is read name by name (reads.py)
+RECORD_FORMAT = 7  # 7: the items read in a document of their own
 _DOCUMENT = "record.json"
+_READS = "reads.json"
 
 
 @dataclass
@@ -114,6 +115,7 @@ def load(
         summarised = data["summarised"]
         refreshed = {}
         moves: dict[str, dict[int, int]] = {}
+        read: dict[str, Any] | None = None
         for module, (digest, summary_key) in summarised.items():
             found = facts.get(module)
             current = found.digest if found is not None else None
@@ -126,14 +128,14 @@ def load(
             if before is None or after is None:
                 return None
             if before != after:
-                lines = _line_map(before, after, data["read"].get(module))
+                if read is None:
+                    read = _items_read(cache, data["reads"])
+                lines = _line_map(before, after, read.get(module))
                 if lines is None:
                     return None
                 moves[project.relpath(facts.path_of(module))] = lines
             refreshed[module] = [current, _summary_key(cache, facts, module)]
-        if data["headers"] is not None and data["headers"] != _headers_digest(
-            facts, _methods_asked(data["read"])
-        ):
+        if data["headers"] is not None and data["headers"] != _headers_digest(facts, data["asked"]):
             return None
         result = relocated(data["result"], moves, str(project.root))
         if result is None:
@@ -157,6 +159,17 @@ def load(
             _DOCUMENT, {**data, "summarised": {**summarised, **refreshed}, "result": result}
         )
     return analysed
+
+
+def _items_read(cache: SummaryCache, digest: str) -> dict[str, Any]:
+    """The items the recorded run read, by module, from their own document
+    (read only when a file changed: most warm runs need none of it); empty
+    where it is missing or belongs to another record."""
+    data = cache.read_document(_READS)
+    if not isinstance(data, dict) or data.get("digest") != digest:
+        return {}
+    read = data.get("read")
+    return read if isinstance(read, dict) else {}
 
 
 def _line_map(before: ModuleSummary, after: ModuleSummary, items: Any) -> dict[int, int] | None:
@@ -189,15 +202,19 @@ def save(
             summarised[module] = [None, None]
         else:
             summarised[module] = [found.digest, _summary_key(cache, facts, module)]
+    asked = _methods_asked(by_module)
+    # The items go first, to a document of their own: a record never names
+    # items it was not written with (their digest ties the two).
+    reads_digest = _digest(by_module)
+    cache.write_document(_READS, {"digest": reads_digest, "read": by_module})
     cache.write_document(
         _DOCUMENT,
         {
             "key": key,
             "summarised": summarised,
-            "headers": _headers_digest(facts, _methods_asked(by_module))
-            if program.headers_used
-            else None,
-            "read": by_module,
+            "headers": _headers_digest(facts, asked) if program.headers_used else None,
+            "asked": asked,
+            "reads": reads_digest,
             "result": {
                 "findings": [finding_to_data(f) for f in analysed.findings],
                 "diagnostics": [dataclasses.asdict(d) for d in analysed.diagnostics],

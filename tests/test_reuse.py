@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from helpers import BUGGY, SHAPES, copy_project, damage, signature
 
-from syncscan.index import reads
 from syncscan.runner import RunResult, run
 
 
@@ -153,7 +152,7 @@ def test_a_function_added_where_subclass_queries_look_counts_only_under_a_name_t
     _append(other, "\n\nclass Unrelated(object):\n    pass\n")
     _rechecked(project, cache, reused=False)
     record = json.loads((cache / "record.json").read_text(encoding="utf-8"))
-    asked = sorted(reads.methods_asked(record["read"]))
+    asked = record["asked"]
     assert asked, "the fixture's walk should ask for overrides of some method"
     _append(other, "\n\ndef no_query_asked_for_this():\n    return 1\n")
     _rechecked(project, cache, reused=True)
@@ -182,7 +181,7 @@ def test_other_packs_or_rule_selection_are_other_inputs(tmp_path: Path) -> None:
     assert [f.mode_label for f in relabelled.findings] == ["enc"]
 
 
-@pytest.mark.parametrize("document", ["record.json", "facts.json"])
+@pytest.mark.parametrize("document", ["record.json", "reads.json", "facts.json"])
 @pytest.mark.parametrize("how", ["truncate", "garbage", "[]", "null", "wrong shape"])
 def test_damaged_documents_are_ignored(tmp_path: Path, document: str, how: str) -> None:
     project = copy_project(BUGGY, tmp_path / "project")
@@ -294,8 +293,8 @@ def test_a_method_added_to_the_step_class_counts_only_for_what_it_assigns_and_na
 
 
 def test_a_record_without_the_items_read_counts_every_change(tmp_path: Path) -> None:
-    """An older or damaged record that does not say what was read of a file:
-    any change to it recomputes."""
+    """A record whose items do not say what was read of a file (missing for
+    it, another record's, or none at all): any change to it recomputes."""
     project = copy_project(BUGGY, tmp_path / "project")
     cache = tmp_path / "cache"
     runner_file = project / "engine" / "runner.py"
@@ -304,12 +303,24 @@ def test_a_record_without_the_items_read_counts_every_change(tmp_path: Path) -> 
     checked(project, cache)
     _edit(runner_file, "return 1", "return 2")
     assert checked(project, cache).stats["findings_reused"] == 1  # with the items: kept
-    record = cache / "record.json"
-    data = json.loads(record.read_text(encoding="utf-8"))
+    items = cache / "reads.json"
+    kept = items.read_text(encoding="utf-8")
+    data = json.loads(kept)
     data["read"].pop("engine.runner")
-    record.write_text(json.dumps(data), encoding="utf-8")
+    items.write_text(json.dumps(data), encoding="utf-8")
     _edit(runner_file, "return 2", "return 3")
-    assert checked(project, cache).stats["findings_reused"] == 0
+    _rechecked(project, cache, reused=False)
+    # Another record's items (their digest is not the record's): as if none.
+    data = json.loads(items.read_text(encoding="utf-8"))
+    data["digest"] = "0" * 64
+    items.write_text(json.dumps(data), encoding="utf-8")
+    _edit(runner_file, "return 3", "return 4")
+    _rechecked(project, cache, reused=False)
+    items.unlink()
+    _edit(runner_file, "return 4", "return 5")
+    _rechecked(project, cache, reused=False)
+    _edit(runner_file, "return 5", "return 6")
+    _rechecked(project, cache, reused=True)  # the last run wrote them again
 
 
 def _unread_return_line(source: str, module: str, read: list[str]) -> int:
@@ -339,7 +350,7 @@ def test_vllm_0_28_an_edit_the_analysis_never_read_keeps_what_a_fresh_run_finds(
     checked(tree, cache)
     module = "vllm.v1.worker.gpu_model_runner"
     step_file = tree / "vllm" / "v1" / "worker" / "gpu_model_runner.py"
-    read = json.loads((cache / "record.json").read_text(encoding="utf-8"))["read"][module]
+    read = json.loads((cache / "reads.json").read_text(encoding="utf-8"))["read"][module]
     lines = step_file.read_text(encoding="utf-8").splitlines(keepends=True)
     at = _unread_return_line("".join(lines), module, read) - 1
     indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
