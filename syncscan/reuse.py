@@ -104,9 +104,10 @@ def load(
     new summary agrees with the one the record was computed from on every item
     the analysis read of it (reads.py: a comment appended, an edit inside a
     function the analysis never read), up to lines that moved (moves.py: a
-    line added above what it read); the result's lines are then carried to
-    where they went (relocate.py). This early cutoff re-summarises only the
-    changed files; the record is then updated to them.
+    line added above what it read, a comment line inside it); the result's
+    lines are then carried to where they went (relocate.py). This early
+    cutoff re-summarises only the changed files; the record is then updated
+    to them.
     """
     data = cache.read_document(_DOCUMENT)
     if not isinstance(data, dict) or data.get("key") != key:

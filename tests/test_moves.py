@@ -56,13 +56,32 @@ def test_what_moved_whole_agrees_and_the_map_says_where_it_went() -> None:
     assert line_map(before, _summary("\n" + SOURCE), ["module\0"]) is None
 
 
-def test_a_function_changed_inside_is_not_a_move() -> None:
+def test_a_line_added_inside_a_function_moves_what_follows_it() -> None:
     before = _summary(SOURCE)
-    after = _summary(
-        SOURCE.replace("        self.count = len(batch)\n", "\n        self.count = len(batch)\n")
+    inside = _summary(
+        SOURCE.replace("        return inner()\n", "        # why\n        return inner()\n")
     )
-    assert line_map(before, after, [STEP]) is None  # its statements moved against its `def`
-    assert line_map(before, after, ["function\0pkg.mod.Runner.other"]) is not None
+    step = before.classes["Runner"].methods["step"]
+    moved = line_map(before, inside, [STEP])
+    assert moved is not None
+    assert moved[step.line] == step.line  # above the comment: in place
+    assert moved[step.end_line] == step.end_line + 1  # `return inner()`, below it
+    changed = _summary(SOURCE.replace("return inner()", "return inner() + 1"))
+    assert line_map(before, changed, [STEP]) is None
+    assert line_map(before, changed, ["function\0pkg.mod.Runner.other"]) is not None
+
+
+def test_functions_that_swapped_places_are_not_a_move() -> None:
+    """Each is the same, but the lines no longer keep their order: findings
+    ordered by line could come out in another order, so it is a change."""
+    before = _summary(SOURCE)
+    step = SOURCE[SOURCE.index("    @property") : SOURCE.index("    def other")]
+    other = SOURCE[SOURCE.index("    def other") :]
+    swapped = _summary(SOURCE.replace(step + other, other + "\n" + step.rstrip("\n") + "\n"))
+    items = [STEP, "function\0pkg.mod.Runner.other"]
+    assert line_map(before, swapped, items[:1]) is not None
+    assert line_map(before, swapped, items[1:]) is not None
+    assert line_map(before, swapped, items) is None
 
 
 def test_marker_comments_count_inside_the_functions_read() -> None:
@@ -74,6 +93,12 @@ def test_marker_comments_count_inside_the_functions_read() -> None:
     assert line_map(before, inside, [STEP, "markers\0"]) is None
     assert line_map(before, outside, [STEP, "markers\0"]) is not None
     assert line_map(before, inside, ["function\0pkg.mod.Runner.other", "markers\0"]) is not None
+    # On a line of its own above a statement, it counts for that statement.
+    statement = "        self.count = len(batch)\n"
+    above = _summary(SOURCE.replace(statement, "        # gpu-sync-ok: why\n" + statement))
+    plain = _summary(SOURCE.replace(statement, "        # why\n" + statement))
+    assert line_map(before, above, [STEP, "markers\0"]) is None
+    assert line_map(before, plain, [STEP, "markers\0"]) is not None
 
 
 def test_a_class_read_member_by_member_agrees_where_its_members_do() -> None:

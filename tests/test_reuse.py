@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import BUGGY, SHAPES, copy_project, damage, signature
 
+from syncscan.index.summary import find_function
 from syncscan.runner import RunResult, run
 
 
@@ -70,12 +71,16 @@ def test_a_comment_appended_to_a_step_file_keeps_the_findings(tmp_path: Path) ->
         f.location.line + 1 for f in first.findings
     ]
     assert moved.findings == run(project, use_cache=False).findings
-    # A line inserted inside the step's body moves its statements against its
-    # `def`: that is a change, recomputed.
-    _edit(runner_file, "        n = len(batch.token_ids)\n", "\n        n = len(batch.token_ids)\n")
-    inside = checked(project, cache)
-    assert inside.stats["findings_reused"] == 0
-    assert inside.findings == run(project, use_cache=False).findings
+    # A comment line inside the step's body moves what follows it: carried too.
+    _edit(
+        runner_file,
+        "        n = len(batch.token_ids)\n",
+        "        # a note\n        n = len(batch.token_ids)\n",
+    )
+    _rechecked(project, cache, reused=True)
+    # A statement changed inside it is a change: recomputed.
+    _edit(runner_file, "n = len(batch.token_ids)", "n = len(batch.req_ids)")
+    _rechecked(project, cache, reused=False)
 
 
 def test_a_suppression_on_a_moved_function_header_still_applies(tmp_path: Path) -> None:
@@ -115,6 +120,23 @@ def test_moved_lines_carry_the_findings_where_a_fresh_analysis_puts_them(
         fresh = run(copy, use_cache=False)
         assert again.findings == fresh.findings, module
         assert again.diagnostics == fresh.diagnostics, module
+    # A comment line above the first statement of each function a walk read.
+    latest = run(copy, use_cache=False)
+    for module, function in _functions_read(cache)[:4]:
+        assert latest.analysis is not None
+        summary = latest.analysis.program.summary(module)
+        found = find_function(summary, function) if summary is not None else None
+        assert found is not None and found.body, function
+        statement = found.body[0]
+        path = first.project.modules[module]
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        comment = " " * statement.col + "# moved inside\n"
+        path.write_text(
+            "".join([*lines[: statement.line - 1], comment, *lines[statement.line - 1 :]])
+        )
+        again = checked(copy, cache)
+        latest = run(copy, use_cache=False)
+        assert again.findings == latest.findings, function
 
 
 def test_a_file_off_the_step_path_keeps_the_record_until_its_class_headers_change(
@@ -207,6 +229,17 @@ def test_vllm_0_28_reused_findings_match(result_0_28: RunResult, vllm_0_28: Path
     reused = run(vllm_0_28, reuse_findings=True)
     assert reused.stats["findings_reused"] == 1
     assert signature(fresh) == signature(reused) == signature(result_0_28)
+
+
+def _functions_read(cache: Path) -> list[tuple[str, str]]:
+    """(module, function) of the function items the last run read, in order."""
+    read = json.loads((cache / "reads.json").read_text(encoding="utf-8"))["read"]
+    return [
+        (module, item.partition("\0")[2])
+        for module, items in sorted(read.items())
+        for item in items
+        if item.startswith("function\0")
+    ]
 
 
 def _edit(path: Path, old: str, new: str) -> None:
@@ -367,3 +400,11 @@ def test_vllm_0_28_an_edit_the_analysis_never_read_keeps_what_a_fresh_run_finds(
         if step.path.endswith("worker/gpu_model_runner.py") and step.line > at + 1
     ]
     assert moved, "no finding names a line the edit moved"
+    # A comment line inside the step root itself moves what follows it there.
+    source = step_file.read_text(encoding="utf-8")
+    anchor = source.index("    def execute_model(")
+    body = source.index("\n        ", source.index(":\n", anchor)) + 1
+    step_file.write_text(source[:body] + "        # a note\n" + source[body:], encoding="utf-8")
+    commented = checked(tree, cache)
+    assert commented.stats["findings_reused"] == 1
+    assert commented.findings == run(tree, use_cache=False).findings

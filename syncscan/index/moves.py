@@ -1,28 +1,26 @@
 """Whether a changed file's new summary agrees with the old on what a run
 read, up to lines that moved, and where each line the run could mention went.
 
-An edit above the functions a run walked moves them without changing them:
-every line number in them grows by the same amount. Each item read (reads.py)
-is compared in a form relative to its own first line (positions.py); where
-all agree, the result is a line map, old line -> new line, over every line the
-read items hold. The run's result mentions no other line of the file, so the
-map carries the result to the new file (relocate.py). Items that hold no
-positions compare as they are.
+An edit above the functions a run walked moves them without changing them,
+and a comment or a blank line inside one moves what follows it. Each item read
+(reads.py) is compared line for line but for its line numbers (positions.py);
+where all agree, the result is a line map, old line -> new line, over every
+line the read items hold, kept in order. The run's result mentions no other
+line of the file, so the map carries the result to the new file
+(relocate.py). Items that hold no positions compare as they are.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from syncscan.index.positions import first_line, lines_in, relative
+from syncscan.index.positions import lines_in, paired
 from syncscan.index.reads import FIELD_OF, FUNCTION_KINDS
 
 if TYPE_CHECKING:
     from syncscan.index.summary import ClassSummary, ModuleSummary
 
 LineMap = dict[int, int]
-# The lines of a function read whole, old first and last, and how far it moved.
-Span = tuple[int, int, int]
 
 
 def line_map(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> LineMap | None:
@@ -38,7 +36,6 @@ def line_map(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> L
     )
 
     moved: LineMap = {}
-    spans: list[Span] = []
     markers_read = False
     for entry in items:
         kind, _, qualname = entry.partition("\0")
@@ -47,7 +44,7 @@ def line_map(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> L
             if old_header != new_header:
                 return None
             held = lines_in(old_header, set()) | {line for line, _ in markers(before)}
-            if not _add(moved, held, 0):
+            if not _add(moved, [(line, line) for line in held]):
                 return None
         elif kind == "name":
             if not _agree_moved(binding_key(before, qualname), binding_key(after, qualname), moved):
@@ -67,23 +64,15 @@ def line_map(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> L
             if old_fn is None or new_fn is None:
                 return None
             field = FIELD_OF.get(kind)
-            old_base, new_base = old_fn.header_line, new_fn.header_line
-            if field is None:
-                if relative(old_fn, old_base) != relative(new_fn, new_base):
-                    return None
-                shift = new_base - old_base
-                spans.append((old_base, old_fn.end_line, shift))
-                if not _add(moved, range(old_base, old_fn.end_line + 1), shift):
-                    return None
-            elif not _agree_moved(
-                getattr(old_fn, field), getattr(new_fn, field), moved, old_base, new_base
-            ):
+            old_value = old_fn if field is None else getattr(old_fn, field)
+            new_value = new_fn if field is None else getattr(new_fn, field)
+            if not _agree_moved(old_value, new_value, moved):
                 return None
         else:
             return None  # a kind this version does not know: a foreign record
-    if markers_read and not _markers_agree(markers(before), markers(after), spans):
+    if markers_read and not _markers_agree(markers(before), markers(after), moved):
         return None
-    return moved
+    return moved if _in_order(moved) else None
 
 
 # Items of a class: its header, the set of its methods, one method by name,
@@ -97,7 +86,7 @@ def _class_agrees(
     from syncscan.index.summary import class_header, class_self_assignments, class_self_attributes
 
     if kind == "class":
-        return _agree_moved(class_header(old), class_header(new), moved, old.line, new.line)
+        return _agree_moved(class_header(old), class_header(new), moved, (old.line, new.line))
     if kind == "methods":
         return tuple(old.methods) == tuple(new.methods)
     if kind == "method":
@@ -110,47 +99,45 @@ def _class_agrees(
     if [m.name for m, _ in old_made] != [m.name for m, _ in new_made]:
         return False
     return all(
-        _agree_moved(old_assigned, new_assigned, moved, old_fn.header_line, new_fn.header_line)
-        for (old_fn, old_assigned), (new_fn, new_assigned) in zip(old_made, new_made, strict=True)
+        _agree_moved(old_assigned, new_assigned, moved)
+        for (_, old_assigned), (_, new_assigned) in zip(old_made, new_made, strict=True)
     )
 
 
-def _agree_moved(
-    old: Any, new: Any, moved: LineMap, old_base: int | None = None, new_base: int | None = None
-) -> bool:
-    """`old` and `new` equal up to a move (relative to the given first lines,
-    else to the first line each holds); their lines join `moved`."""
-    if old_base is None or new_base is None:
-        old_base, new_base = first_line(old), first_line(new)
-    if old_base is None or new_base is None:
-        return old == new  # nothing in them moves
-    if relative(old, old_base) != relative(new, new_base):
-        return False
-    return _add(moved, lines_in(old, set()) | {old_base}, new_base - old_base)
+def _agree_moved(old: Any, new: Any, moved: LineMap, *also: tuple[int, int]) -> bool:
+    """`old` and `new` equal but for their line numbers; each of their lines
+    (and the pairs `also`) joins `moved`."""
+    pairs = paired(old, new)
+    return pairs is not None and _add(moved, [*pairs, *also])
 
 
-def _add(moved: LineMap, lines: Any, shift: int) -> bool:
-    """Each of `lines` moved by `shift`; False where one already moved elsewhere."""
-    return all(moved.setdefault(line, line + shift) == line + shift for line in lines)
+def _add(moved: LineMap, pairs: list[tuple[int, int]]) -> bool:
+    """Each old line -> new line of `pairs`; False where one already went elsewhere."""
+    return all(moved.setdefault(old, new) == new for old, new in pairs)
+
+
+def _in_order(moved: LineMap) -> bool:
+    """The lines keep their order: an edit that made one line of two, or
+    swapped them, is not a move."""
+    new_lines = [moved[old] for old in sorted(moved)]
+    return all(a < b for a, b in zip(new_lines, new_lines[1:], strict=False))
 
 
 def _markers_agree(
-    old: tuple[tuple[int, str], ...], new: tuple[tuple[int, str], ...], spans: list[Span]
+    old: tuple[tuple[int, str], ...], new: tuple[tuple[int, str], ...], moved: LineMap
 ) -> bool:
-    """The marker comments inside the functions read moved with them: a walk
-    consults them only at the lines it walks (walk.py, host_syncs.py)."""
+    """A walk consults the marker comments on a line it walks and on the line
+    above it (walk.py, host_syncs.py): those of each line read are where they
+    were, beside the same line."""
 
-    def inside(line: int, after: bool) -> int | None:
-        for first, last, shift in spans:
-            offset = shift if after else 0
-            if first + offset <= line <= last + offset:
-                return line - offset
-        return None
+    def at(comments: tuple[tuple[int, str], ...]) -> dict[int, list[str]]:
+        found: dict[int, list[str]] = {}
+        for line, marker in comments:
+            found.setdefault(line, []).append(marker)
+        return found
 
-    kept_old = {(line, marker) for line, marker in old if inside(line, False) is not None}
-    kept_new = set()
-    for new_line, marker in new:
-        old_line = inside(new_line, True)
-        if old_line is not None:
-            kept_new.add((old_line, marker))
-    return kept_old == kept_new
+    before, after = at(old), at(new)
+    return all(
+        (before.get(line - 1), before.get(line)) == (after.get(new - 1), after.get(new))
+        for line, new in moved.items()
+    )

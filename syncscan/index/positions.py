@@ -1,10 +1,10 @@
-"""Summary content with its line numbers made relative, and the lines it holds.
+"""Summary content compared but for its line numbers, and the lines it holds.
 
-An edit above a function moves it without changing it: its summary differs
-only by a constant added to every line. Comparing the relative forms of what a
-run read tells such a move from a change (reads.py), and the lines each read
-item holds say which lines of the old file the run's result may mention and
-where they are now (relocate.py).
+An edit above a function moves it without changing it, and a comment or a
+blank line added inside it moves what follows: the summary differs only in its
+line numbers. Comparing what a run read line for line, each old line number
+beside the new one in its place, tells such a move from a change (moves.py),
+and says where each line the run's result may mention is now (relocate.py).
 """
 
 from __future__ import annotations
@@ -26,25 +26,39 @@ def _shape(kind: type) -> tuple[str, tuple[str, ...]]:
     return own.__name__, tuple(f.name for f in fields(own))
 
 
-def relative(value: Any, base: int) -> Any:
-    """`value` (IR nodes, summaries, tuples and dicts of them, plain data) as
-    a comparable form with `base` subtracted from every line number in it."""
-    if is_dataclass(value) and not isinstance(value, type):
-        kind, names = _shape(type(value))
+def paired(old: Any, new: Any) -> list[tuple[int, int]] | None:
+    """Where `old` and `new` (IR nodes, summaries, tuples and dicts of them,
+    plain data) are equal but for their line numbers, each line number of `old`
+    beside the one in its place in `new`; None where they differ otherwise."""
+    pairs: list[tuple[int, int]] = []
+    return pairs if _pair(old, new, pairs) else None
+
+
+def _pair(old: Any, new: Any, pairs: list[tuple[int, int]]) -> bool:
+    if is_dataclass(old) and not isinstance(old, type):
+        kind, names = _shape(type(old))
+        if not is_dataclass(new) or _shape(type(new))[0] != kind:
+            return False
+        for name in names:
+            before, after = getattr(old, name), getattr(new, name)
+            if name in LINE_FIELDS:
+                pairs.append((before, after))
+            elif not _pair(before, after, pairs):
+                return False
+        return True
+    if isinstance(old, tuple | list):
         return (
-            kind,
-            *(
-                getattr(value, name) - base
-                if name in LINE_FIELDS
-                else relative(getattr(value, name), base)
-                for name in names
-            ),
+            isinstance(new, tuple | list)
+            and len(old) == len(new)
+            and all(_pair(a, b, pairs) for a, b in zip(old, new, strict=True))
         )
-    if isinstance(value, tuple | list):
-        return tuple(relative(v, base) for v in value)
-    if isinstance(value, dict):
-        return tuple((k, relative(v, base)) for k, v in sorted(value.items()))
-    return value
+    if isinstance(old, dict):
+        return (
+            isinstance(new, dict)
+            and list(old) == list(new)
+            and all(_pair(old[k], new[k], pairs) for k in old)
+        )
+    return type(old) is type(new) and old == new
 
 
 def lines_in(value: Any, found: set[int]) -> set[int]:
@@ -64,9 +78,3 @@ def lines_in(value: Any, found: set[int]) -> set[int]:
         for v in value.values():
             lines_in(v, found)
     return found
-
-
-def first_line(value: Any) -> int | None:
-    """The smallest line number in `value`, None where it holds none."""
-    found = lines_in(value, set())
-    return min(found) if found else None
