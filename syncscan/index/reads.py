@@ -4,23 +4,25 @@ A run reads a few functions of each module it loads: the bodies it walks, the
 `self.x = ...` assignments of a class's other methods, some class headers. The
 findings depend on those items only, so a changed file whose new summary agrees
 with the old on every item the run read leaves them as they were (reuse.py,
-moves.py).
-Items are noted where the summaries hand out their content (summary.py: each
-field of a module, class and function, and the name-by-name reads of name
-resolution), so nothing the analysis reads, directly or through a memo filled earlier in the
-same run, escapes the log.
+moves.py). Items are noted where the summaries hand out their content
+(summary.py: each field of a module, class and function, and the one-name
+reads of name resolution), so nothing the analysis reads, directly or through
+a memo filled earlier in the same run, escapes the log.
 
-An item is `module \\0 kind \\0 qualname`: kind "module" (imports, module-level
-names and assignments, marker comments: everything outside its classes'
-and functions' contents, read as a whole), "name" (what one name of the
-module's own level is bound to, as name resolution asks: `qualname` is the
-name), "stars" (its `from m import *` modules), "markers" (its marker
-comments), "class" (bases, decorators, class-level names and
-assignments, method names, line), "function" (every field but the two below,
-positions included), "assigned" (its `self.x = ...` assignments) and
-"attributes" (the names it reads through `self`). One item is not a module's:
-`\\0 defs \\0 method`, a subclass query for overrides of `method`, which
-reads every file's class headers and whether it defines that name.
+An item is `module \\0 kind \\0 qualname`. Of a module: "module" (imports,
+module-level names and assignments, marker comments: its own level read as a
+whole), "name" (what one name of its own level is bound to, as name
+resolution asks: `qualname` is the name), "stars" (its `from m import *`
+modules), "markers" (its marker comments). Of a class: "class" (bases,
+decorators, class-level names and assignments, line), "methods" (the names of
+its methods, where they are iterated), "method" (whether it has the method
+`qualname` names), "class-assigned" (what its methods assign through `self`)
+and "class-attributes" (the names they use through `self`). Of a function:
+"function" (every field but the two below, positions included), "assigned"
+(its `self.x = ...` assignments) and "attributes" (the names it reads through
+`self`). One item is not a module's: `\\0 defs \\0 method`, a subclass query
+for overrides of `method`, which reads every file's class headers and whether
+it defines that name.
 """
 
 from __future__ import annotations
