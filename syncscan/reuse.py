@@ -3,15 +3,18 @@
 A run reads a small part of the tree, and it knows which part: the modules it
 summarised, and (when a subclass query ran) the class headers of every file.
 The record stores the findings with those inputs: the content digest of each
-summarised file, a digest of every file's class headers, the items of each
-summary the analysis read (reads.py), and a key over everything else a result
-depends on (syncscan's version, the packs, the configuration, the selected
-rules, the module table). The next run reuses the findings only if every one
-of those inputs is unchanged, checked through the file facts (a stat per file,
-a read only where the stat differs); a changed file whose new summary agrees
-with the recorded one on every item read counts as unchanged. Any change the
-analysis reads (a callee, a base class, a re-export, a line moved under what
-it read) discards the record and the findings are recomputed from summaries.
+summarised file, a digest of every file's class headers and of which files
+define the method names subclass queries asked, the items of each summary the
+analysis read (reads.py, in a document of their own), and a key over
+everything else a result depends on (syncscan's version, the packs, the
+configuration, the selected rules, the module table). The next run reuses the
+findings only if every one of those inputs is unchanged, checked through the
+file facts (a stat per file, a read only where the stat differs); a changed
+file whose new summary agrees with the recorded one on every item read, up to
+lines that moved (moves.py), counts as unchanged, its findings carried to the
+new lines (relocate.py). Any change the analysis reads (a callee, a base
+class, a re-export, a statement it walks) discards the record and the
+findings are recomputed from summaries.
 """
 
 from __future__ import annotations

@@ -104,8 +104,9 @@ def test_a_suppression_on_a_moved_function_header_still_applies(tmp_path: Path) 
 def test_moved_lines_carry_the_findings_where_a_fresh_analysis_puts_them(
     project: Path, tmp_path: Path
 ) -> None:
-    """Each file the analysis read, moved down by a line: whether the record is
-    carried or recomputed, the result is a fresh analysis's, field by field."""
+    """Each file the analysis read, moved down by a line, then a comment line
+    inside functions its walks read: the record is carried each time, and the
+    result is a fresh analysis's, field by field."""
     copy = copy_project(project, tmp_path / "project")
     cache = tmp_path / "cache"
     first = checked(copy, cache)
@@ -118,6 +119,7 @@ def test_moved_lines_carry_the_findings_where_a_fresh_analysis_puts_them(
         path.write_text("# moved\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
         again = checked(copy, cache)
         fresh = run(copy, use_cache=False)
+        assert again.stats["findings_reused"] == 1, module
         assert again.findings == fresh.findings, module
         assert again.diagnostics == fresh.diagnostics, module
     # A comment line above the first statement of each function a walk read.
@@ -136,6 +138,7 @@ def test_moved_lines_carry_the_findings_where_a_fresh_analysis_puts_them(
         )
         again = checked(copy, cache)
         latest = run(copy, use_cache=False)
+        assert again.stats["findings_reused"] == 1, function
         assert again.findings == latest.findings, function
 
 

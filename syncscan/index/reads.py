@@ -56,6 +56,12 @@ def stop() -> set[str]:
     return found
 
 
+def note(entry: str) -> None:
+    """`entry` (an `item`) was read, where a run is recording."""
+    if LOG is not None:
+        LOG.add(entry)
+
+
 def take() -> set[str]:
     """The items read since `start` or the last `take`; recording goes on
     (where it was on)."""

@@ -194,9 +194,7 @@ def binding(summary: ModuleSummary, name: str) -> Binding:
                 values["assigns"].get(name),
             ),
         )
-    log = reads.LOG
-    if log is not None:
-        log.add(found[0])
+    reads.note(found[0])
     return found[1]
 
 
@@ -214,17 +212,13 @@ def binding_key(summary: ModuleSummary, name: str) -> tuple:
 
 def star_imports(summary: ModuleSummary) -> tuple[str, ...]:
     """The modules `from m import *` binds names from, in order (item "stars")."""
-    log = reads.LOG
-    if log is not None:
-        log.add(reads.item(summary.module, "stars"))
+    reads.note(reads.item(summary.module, "stars"))
     return tuple(b.target for b in _unnoted(summary, "imports") if b.name == "*")
 
 
 def markers(summary: ModuleSummary) -> tuple[tuple[int, str], ...]:
     """The module's marker comments (item "markers")."""
-    log = reads.LOG
-    if log is not None:
-        log.add(reads.item(summary.module, "markers"))
+    reads.note(reads.item(summary.module, "markers"))
     return _unnoted(summary, "marker_comments")
 
 
@@ -261,11 +255,8 @@ def class_header(cls: ClassSummary) -> tuple:
 def method_named(cls: ClassSummary, name: str) -> FunctionSummary | None:
     """The class's own method `name`, its read noted as that name's item alone
     (reads.py "method"): a method added under another name leaves it as it was."""
-    values = cls.__dict__
-    log = reads.LOG
-    if log is not None and "_module" in values:
-        log.add(reads.item(values["_module"], "method", f"{values['qualname']}.{name}"))
-    return values["methods"].get(name)
+    _note_class(cls, "method", f".{name}")
+    return cls.__dict__["methods"].get(name)
 
 
 def class_self_assignments(
@@ -294,11 +285,11 @@ def class_self_attributes(cls: ClassSummary) -> frozenset[str] | None:
     return frozenset(names)
 
 
-def _note_class(cls: ClassSummary, kind: str) -> None:
+def _note_class(cls: ClassSummary, kind: str, member: str = "") -> None:
+    """Note item `kind` of a recorded class (of its `member`, `.name`)."""
     values = cls.__dict__
-    log = reads.LOG
-    if log is not None and "_module" in values:
-        log.add(reads.item(values["_module"], kind, values["qualname"]))
+    if reads.LOG is not None and "_module" in values:
+        reads.note(reads.item(values["_module"], kind, values["qualname"] + member))
 
 
 def summary_to_data(
@@ -388,6 +379,17 @@ def _same_fields(summary: Any, other: object, kind: type) -> bool:
     return all(getattr(summary, f.name) == getattr(other, f.name) for f in fields(kind))
 
 
+def _items_of(summary: Any, kinds: tuple[str, ...]) -> tuple[str, ...]:
+    """A function's or class's items (reads.py), one per kind, made on the
+    first read a run notes: most functions of a loaded module are never read."""
+    values = summary.__dict__
+    found = values.get("_items")
+    if found is None:
+        module, qualname = values["_module"], values["qualname"]
+        found = values["_items"] = tuple(reads.item(module, kind, qualname) for kind in kinds)
+    return found
+
+
 def _noting(name: str, kind: int = 0) -> property:
     """A field whose read is noted in `reads.LOG`: item `kind` of the owner's
     `_read_items()` (a function has three, a class two)."""
@@ -431,17 +433,8 @@ class _CachedFunction(FunctionSummary):
                 values[key] = self._recovered(name, derived, exc)
         return values[key]
 
-    def _read_items(self) -> tuple[str, str, str]:
-        """Its three items (reads.py), made on the first read a run notes: most
-        functions of a loaded module are never read."""
-        values = self.__dict__
-        found = values.get("_items")
-        if found is None:
-            module, qualname = values["_module"], values["qualname"]
-            found = values["_items"] = tuple(
-                reads.item(module, kind, qualname) for kind in reads.FUNCTION_KINDS
-            )
-        return found
+    def _read_items(self) -> tuple[str, ...]:
+        return _items_of(self, reads.FUNCTION_KINDS)
 
     def _recovered(self, name: str, derived: bool, damage: Exception) -> Any:
         if derived:  # from the body, which counts as read only where it is
@@ -502,16 +495,8 @@ class _RecordedClass(ClassSummary):
     assigns = _noting("assigns")  # type: ignore[assignment]
     line = _noting("line")  # type: ignore[assignment]
 
-    def _read_items(self) -> tuple[str, str]:
-        values = self.__dict__
-        found = values.get("_items")
-        if found is None:
-            module, qualname = values["_module"], values["qualname"]
-            found = values["_items"] = (
-                reads.item(module, "class", qualname),
-                reads.item(module, "methods", qualname),
-            )
-        return found
+    def _read_items(self) -> tuple[str, ...]:
+        return _items_of(self, ("class", "methods"))
 
     def __eq__(self, other: object) -> bool:
         """Equal to a freshly built summary of the same class."""

@@ -187,9 +187,6 @@ class Program:
                     return found_there
         return Symbol("external", qualname)
 
-    def import_target(self, module: ModuleSummary, name: str) -> str | None:
-        return binding(module, name).target
-
     def resolve_local_name(self, module: ModuleSummary, name: str) -> str | None:
         """The dotted target a bare name in `module` refers to, if any."""
         found = binding(module, name)
@@ -280,8 +277,8 @@ class Program:
         defines a function of that name are kept (only they can override it),
         and only those are parsed to confirm the inheritance.
         """
-        if method is not None and reads.LOG is not None:
-            reads.LOG.add(reads.defs_item(method))
+        if method is not None:
+            reads.note(reads.defs_item(method))
         key = f"{qualname}#{method or ''}"
         if key in self._subclass_cache:
             return self._subclass_cache[key]
