@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from syncscan.index.reads import Memo
 from syncscan.index.summary import class_self_attributes
 from syncscan.resolve.program import Program
 
@@ -23,14 +24,12 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 class SelfAttributes:
     def __init__(self, program: Program) -> None:
         self.program = program
-        self._cache: dict[str, frozenset[str] | None] = {}
+        self._cache: Memo[str, frozenset[str] | None] = Memo()  # notes its reads on each hit
 
     def of(self, class_qualname: str) -> frozenset[str] | None:
         """Names read or written as `self.<name>` by the class's MRO; None
         where `self` escapes (or the class is unknown): any attribute may be read."""
-        if class_qualname not in self._cache:
-            self._cache[class_qualname] = self._collect(class_qualname)
-        return self._cache[class_qualname]
+        return self._cache.made(class_qualname, lambda: self._collect(class_qualname))
 
     def _collect(self, class_qualname: str) -> frozenset[str] | None:
         classes = self.program.mro(class_qualname)

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from functools import partial
 
 from syncscan.flow.frames import BufferFact, Frame
 from syncscan.flow.state import slot_identity
 from syncscan.index import ir
+from syncscan.index.reads import Memo
 from syncscan.packs import Vocabulary
 from syncscan.resolve.program import Program
 from syncscan.resolve.types import Scope, TypeOracle
@@ -28,9 +30,10 @@ class BufferOracle:
         self.program = program
         self.types = types
         self.vocab = vocabulary
-        self._attr_cache: dict[tuple[str, str], BufferFact | None] = {}
-        self._rotating: dict[tuple[str, str], bool] = {}
-        self._return_cache: dict[tuple[str, str | None], BufferFact | None] = {}
+        # Memo tables note, on each hit, what making the value read (reads.Memo).
+        self._attr_cache: Memo[tuple[str, str], BufferFact | None] = Memo()
+        self._rotating: Memo[tuple[str, str], bool] = Memo()
+        self._return_cache: Memo[tuple[str, str | None], BufferFact | None] = Memo()
         self._return_chain = 0
 
     # ------------------------------------------------------------------ access paths
@@ -196,25 +199,24 @@ class BufferOracle:
         facts = []
         for function, module, self_class in self._callees(call, scope):
             key = (function.qualname, self_class)
-            if key in self._return_cache:
-                facts.append(self._return_cache[key])
-                continue
-            if self._return_chain >= _MAX_RETURN_CHAIN:
+            if key not in self._return_cache and self._return_chain >= _MAX_RETURN_CHAIN:
                 continue  # cut, and not remembered
             # Memoised, so computed from depth 1 whatever this caller's depth.
-            self._return_cache[key] = None  # recursion guard
-            self._return_chain += 1
-            try:
-                inner = Scope(module, function, self_class)
-                fact = _strongest(
-                    self._provenance(value, inner, None, 1)
-                    for value in returned_values(function.body)
-                )
-            finally:
-                self._return_chain -= 1
-            self._return_cache[key] = fact
-            facts.append(fact)
+            inner = Scope(module, function, self_class)
+            facts.append(self._return_cache.made(key, partial(self._returns, inner), None))
         return _strongest(facts)
+
+    def _returns(self, scope: Scope) -> BufferFact | None:
+        """What the function of `scope` returns (one memoised step of `_returned`)."""
+        assert scope.function is not None
+        self._return_chain += 1
+        try:
+            return _strongest(
+                self._provenance(value, scope, None, 1)
+                for value in returned_values(scope.function.body)
+            )
+        finally:
+            self._return_chain -= 1
 
     def _callees(self, call: ir.Call, scope: Scope):
         """(function, module, self class) a call may run, as far as types tell."""
@@ -237,9 +239,9 @@ class BufferOracle:
     def attribute_provenance(self, class_qualname: str, attr: str) -> BufferFact | None:
         """What `obj.attr` holds for objects of `class_qualname` (persistent)."""
         key = (class_qualname, attr)
-        if key in self._attr_cache:
-            return self._attr_cache[key]
-        self._attr_cache[key] = None  # recursion guard
+        return self._attr_cache.made(key, lambda: self._attribute(class_qualname, attr), None)
+
+    def _attribute(self, class_qualname: str, attr: str) -> BufferFact | None:
         origin = f"{class_qualname.rsplit('.', 1)[-1]}.{attr}"
         facts = []
         for target, value, scope in self.types.attribute_assignments(class_qualname):
@@ -248,9 +250,7 @@ class BufferOracle:
                 line = _first_line(value) or (scope.function.line if scope.function else 0)
                 path = scope.module.path
                 facts.append(replace(fact, persistent=True, origin=origin, path=path, line=line))
-        best = _strongest(facts)
-        self._attr_cache[key] = best
-        return best
+        return _strongest(facts)
 
     # ------------------------------------------------------------------ pools
     def _pool_of(self, expr: ir.Expr, scope: Scope, depth: int) -> str | None:
@@ -281,13 +281,13 @@ class BufferOracle:
 
     def rotating_index(self, class_qualname: str, attr: str) -> bool:
         """True when some method assigns `self.attr = (...) % n`."""
-        key = (class_qualname, attr)
-        if key not in self._rotating:
-            self._rotating[key] = any(
+        return self._rotating.made(
+            (class_qualname, attr),
+            lambda: any(
                 target == attr and isinstance(value, ir.BinOp) and value.op == "Modulo"
                 for target, value, _ in self.types.attribute_assignments(class_qualname)
-            )
-        return self._rotating[key]
+            ),
+        )
 
     # ------------------------------------------------------------------ identity
     def identity(self, expr: ir.Expr, fact: BufferFact, frame: Frame) -> str:

@@ -24,6 +24,7 @@ from syncscan.flow.buffers import BufferOracle
 from syncscan.flow.frames import Frame
 from syncscan.flow.memory import fresh_memory
 from syncscan.index import ir
+from syncscan.index.reads import Memo
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import Vocabulary
 from syncscan.resolve.calls import Callee, CallResolver, passed_arguments
@@ -39,18 +40,16 @@ class FreshTensors:
         self._borrowing = tuple(vocab.names("borrowing_prefixes"))
         self._view_attributes = vocab.names("view_attributes")
         self._host_results = vocab.names("implicit_wait_methods")
-        self._locals: dict[str, dict[str, str]] = {}
-        self._kept: dict[tuple[str, str], bool] = {}
+        # Memo tables note, on each hit, what making the value read (reads.Memo).
+        self._locals: Memo[str, dict[str, str]] = Memo()
+        self._kept: Memo[tuple[str, str], bool] = Memo()
 
     def of(self, frame: Frame) -> dict[str, str]:
         """Each local of the frame's function (and each local bound to a view of
         it) that holds a fresh device allocation only the function can reach,
         with the memory's name."""
         function = frame.function
-        found = self._locals.get(function.qualname)
-        if found is None:
-            found = self._locals[function.qualname] = self._find(function, frame.scope)
-        return found
+        return self._locals.made(function.qualname, lambda: self._find(function, frame.scope))
 
     def _find(self, function: FunctionSummary, scope: Scope) -> dict[str, str]:
         if function.is_generator:
@@ -149,18 +148,18 @@ class FreshTensors:
     def _param_kept(self, callee: Callee, param: str, depth: int) -> bool:
         """Whether a project function may keep what its parameter holds."""
         key = (callee.function.qualname, param)
-        if key not in self._kept:
-            self._kept[key] = True  # a cycle keeps it, to be safe
-            module = self.buffers.program.module_of(callee.function.qualname)
-            if module is not None and not callee.function.is_generator:
-                scope = Scope(module, callee.function, callee.self_class)
-                values = self.buffers.types.local_values(callee.function)
-                params = {p.name for p in callee.function.params} - {param}
-                group = self._aliases(param, values, params)
-                self._kept[key] = group is None or self._escapes(
-                    group, callee.function, scope, depth
-                )
-        return self._kept[key]
+        # A cycle keeps it, to be safe (the guard).
+        return self._kept.made(key, lambda: self._keeps(callee, param, depth), True)
+
+    def _keeps(self, callee: Callee, param: str, depth: int) -> bool:
+        module = self.buffers.program.module_of(callee.function.qualname)
+        if module is None or callee.function.is_generator:
+            return True
+        scope = Scope(module, callee.function, callee.self_class)
+        values = self.buffers.types.local_values(callee.function)
+        params = {p.name for p in callee.function.params} - {param}
+        group = self._aliases(param, values, params)
+        return group is None or self._escapes(group, callee.function, scope, depth)
 
     def _holds(self, expr: ir.Expr | None, names: frozenset[str] | set[str]) -> bool:
         """Whether evaluating `expr` may give back an object that refers to what

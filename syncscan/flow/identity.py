@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from syncscan.index.reads import Memo
 from syncscan.resolve.program import Program
 from syncscan.resolve.types import TypeOracle
 
@@ -43,8 +44,9 @@ class ObjectNames:
     def __init__(self, program: Program, types: TypeOracle) -> None:
         self.program = program
         self.types = types
-        self._chains: dict[tuple[str, Anchors], Anchors | None] = {}
-        self._attrs: dict[tuple[Classes, str], Classes] = {}
+        # Memo tables note, on each hit, what making the value read (reads.Memo).
+        self._chains: Memo[tuple[str, Anchors], Anchors | None] = Memo()
+        self._attrs: Memo[tuple[Classes, str], Classes] = Memo()
 
     def canonical(self, path: str, anchors: Anchors) -> str:
         """`path` with every cycle of classes cut out; unchanged where it starts
@@ -58,10 +60,7 @@ class ObjectNames:
         None where it starts from no anchor."""
         if not anchors:
             return None
-        key = (path, anchors)
-        if key not in self._chains:
-            self._chains[key] = self._chain(path, anchors)
-        return self._chains[key]
+        return self._chains.made((path, anchors), lambda: self._chain(path, anchors))
 
     def _chain(self, path: str, anchors: Anchors) -> Anchors | None:
         chain = [a for a in anchors if within(path, a[0])]
@@ -85,10 +84,9 @@ class ObjectNames:
     def _attr_classes(self, classes: Classes, attr: str) -> Classes:
         """The project classes (or lists of them) `x.attr` may hold for `x` of
         `classes`; an attribute a base class lacks is looked up in its subclasses."""
-        key = (classes, attr)
-        found = self._attrs.get(key)
-        if found is not None:
-            return found
+        return self._attrs.made((classes, attr), lambda: self._attr_classes_of(classes, attr))
+
+    def _attr_classes_of(self, classes: Classes, attr: str) -> Classes:
         out: set[str] = set()
         for cls in sorted(c for c in classes if not c.startswith("list[")):
             types = self.types.attr_types(cls, attr)
@@ -96,8 +94,7 @@ class ObjectNames:
                 for sub in self.program.subclasses(cls):
                     types |= self.types.attr_types(sub, attr)
             out |= types
-        found = self._attrs[key] = frozenset(t for t in out if self._project_class(t))
-        return found
+        return frozenset(t for t in out if self._project_class(t))
 
     def _project_class(self, name: str) -> bool:
         """A class of the tree, or a list of one (`list[C]`, as types.py writes it)."""

@@ -37,6 +37,9 @@ class CalleeWalk:
     read: frozenset[str] = frozenset()
     # The host syncs met inside, relative to the callee's entry (host_syncs.py).
     syncs: tuple[HostSync, ...] = ()
+    # The summary items the walk read, memo hits included (reads.py): a reuse
+    # of the walk reads them too.
+    items: frozenset[str] | set[str] = frozenset()
 
     def renamed(self, renamer: Renamer) -> CalleeWalk:
         return CalleeWalk(
@@ -46,6 +49,7 @@ class CalleeWalk:
             self.unchanged,
             renamer.names(self.read),
             self.syncs,
+            self.items,
         )
 
     def reusable(self, start: Assumptions) -> CalleeWalk:
@@ -61,6 +65,7 @@ class CalleeWalk:
             self.unchanged,
             self.read,
             self.syncs,
+            self.items,
         )
 
 

@@ -22,6 +22,7 @@ from syncscan.flow.frames import Frame
 from syncscan.flow.keys import assigned_key, entry_key, is_step_fact
 from syncscan.flow.state import PathState, is_root_parameter
 from syncscan.index import ir
+from syncscan.index.reads import Memo
 from syncscan.index.summary import ModuleSummary
 from syncscan.resolve.types import Scope, TypeOracle
 
@@ -50,8 +51,9 @@ class ModeOracle:
         self.buffers = buffers
         self.assigned_on_step = assigned_on_step
         self.root_mode_params = root_mode_params
-        self._set_when: dict[tuple[str, str, bool], tuple[ir.Expr, Scope] | None] = {}
-        self._set_lazily: dict[tuple[str, str, bool], tuple[Scope, list[ir.Expr]] | None] = {}
+        # Memo tables note, on each hit, what making the value read (reads.Memo).
+        self._set_when: Memo[tuple[str, str, bool], tuple[ir.Expr, Scope] | None] = Memo()
+        self._set_lazily: Memo[tuple[str, str, bool], tuple[Scope, list[ir.Expr]] | None] = Memo()
 
     # ------------------------------------------------------------------ splitting
     def split(
@@ -185,16 +187,19 @@ class ModeOracle:
         step assigns, and the conditions around it less its own `is None` test;
         None when there are none."""
         key = (class_qualname, attr, truth)
-        if key not in self._set_lazily:
-            found = None
-            if (class_qualname, attr) in self.assigned_on_step:
-                setting = self._setting_assignments(class_qualname, attr, truth)
-                if len(setting) == 1 and (scope := setting[0][1]).function is not None:
-                    guard = _guard_of(scope.function.body, attr) or []
-                    conditions = [c for c in _conjuncts(guard) if not _tests_attr(c, attr)]
-                    found = (scope, conditions) if conditions else None
-            self._set_lazily[key] = found
-        return self._set_lazily[key]
+        return self._set_lazily.made(key, lambda: self._lazy_setting(class_qualname, attr, truth))
+
+    def _lazy_setting(
+        self, class_qualname: str, attr: str, truth: bool
+    ) -> tuple[Scope, list[ir.Expr]] | None:
+        if (class_qualname, attr) not in self.assigned_on_step:
+            return None
+        setting = self._setting_assignments(class_qualname, attr, truth)
+        if len(setting) == 1 and (scope := setting[0][1]).function is not None:
+            guard = _guard_of(scope.function.body, attr) or []
+            conditions = [c for c in _conjuncts(guard) if not _tests_attr(c, attr)]
+            return (scope, conditions) if conditions else None
+        return None
 
     def _flag(self, test: ir.Expr, frame: Frame) -> tuple[str, bool] | None:
         """`x.flag is None` of a per-step flag (assigned on the step, compared
@@ -389,10 +394,7 @@ class ModeOracle:
         if found_owner is None:
             return None
         owner, holder = found_owner
-        key = (*owner, truth)
-        if key not in self._set_when:
-            self._set_when[key] = self._set_condition(*owner, truth)
-        found = self._set_when[key]
+        found = self._set_when.made((*owner, truth), lambda: self._set_condition(*owner, truth))
         if found is None:
             return None
         test, scope = found

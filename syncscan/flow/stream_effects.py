@@ -22,6 +22,7 @@ from syncscan.flow.memory import fresh_memory, local_of
 from syncscan.flow.state import PathState, Trace
 from syncscan.flow.streams import CURRENT, DEFAULT, StreamFacts
 from syncscan.index import ir
+from syncscan.index.reads import Memo
 from syncscan.packs import Vocabulary
 from syncscan.resolve.calls import Callee, CallResolver, CallSite, passed_arguments
 from syncscan.resolve.types import Scope
@@ -49,8 +50,9 @@ class StreamEffects:
         self._contexts = vocab.names("stream_contexts")
         self._context_methods = vocab.names("stream_context_methods")
         self._op_prefixes = tuple(vocab.names("stream_op_prefixes"))
-        self._current_helpers: dict[str, bool] = {}
-        self._returned_params: dict[str, str | None] = {}
+        # Memo tables note, on each hit, what making the value read (reads.Memo).
+        self._current_helpers: Memo[str, bool] = Memo()
+        self._returned_params: Memo[str, str | None] = Memo()
         self._following: set[tuple[str, str]] = set()  # locals whose value is being read
         # In-place tensor methods return their receiver; views share its memory.
         self._returns_receiver = vocab.names("inplace_write_methods")
@@ -125,18 +127,22 @@ class StreamEffects:
         (`return torch.get_device_module().current_stream(i)`): the engine's
         own name for it, found without a pack entry."""
         qualname = callee.function.qualname
-        if qualname not in self._current_helpers:
-            self._current_helpers[qualname] = False  # recursion guard
-            module = self.buffers.program.module_of(qualname)
-            if module is not None:
-                scope = Scope(module, callee.function, callee.self_class)
-                inner = Frame(scope, "", (), frozenset(), frame.relpath)
-                values = list(returned_values(callee.function.body))
-                self._current_helpers[qualname] = bool(values) and all(
-                    isinstance(v, ir.Call) and self._named_by_call(v, inner) == CURRENT
-                    for v in values
-                )
-        return self._current_helpers[qualname]
+        return self._current_helpers.made(
+            qualname,
+            lambda: self._current_helper(callee, frame),
+            False,  # recursion guard
+        )
+
+    def _current_helper(self, callee: Callee, frame: Frame) -> bool:
+        module = self.buffers.program.module_of(callee.function.qualname)
+        if module is None:
+            return False
+        scope = Scope(module, callee.function, callee.self_class)
+        inner = Frame(scope, "", (), frozenset(), frame.relpath)
+        values = list(returned_values(callee.function.body))
+        return bool(values) and all(
+            isinstance(v, ir.Call) and self._named_by_call(v, inner) == CURRENT for v in values
+        )
 
     def memory_of(self, expr: ir.Expr, frame: Frame, store: bool = False) -> str | None:
         """Device memory an argument names: its attribute path, slices and views
@@ -211,16 +217,18 @@ class StreamEffects:
     def _returned_parameter(self, callee: Callee) -> str | None:
         """The parameter every `return` of a helper gives back (through in-place
         methods, slices and views), or None."""
-        qualname = callee.function.qualname
-        if qualname not in self._returned_params:
-            found: set[str | None] = set()
-            for value in returned_values(callee.function.body):
-                base = None if _gathers(value) else self._view_base(value)
-                found.add(base.id if isinstance(base, ir.Name) and base.id != "self" else None)
-            name = found.pop() if len(found) == 1 else None
-            params = {p.name for p in callee.function.params}
-            self._returned_params[qualname] = name if name in params else None
-        return self._returned_params[qualname]
+        return self._returned_params.made(
+            callee.function.qualname, lambda: self._returned_param(callee)
+        )
+
+    def _returned_param(self, callee: Callee) -> str | None:
+        found: set[str | None] = set()
+        for value in returned_values(callee.function.body):
+            base = None if _gathers(value) else self._view_base(value)
+            found.add(base.id if isinstance(base, ir.Name) and base.id != "self" else None)
+        name = found.pop() if len(found) == 1 else None
+        params = {p.name for p in callee.function.params}
+        return name if name in params else None
 
     def split_comparison(
         self, test: ir.Expr, frame: Frame, states: list[PathState]

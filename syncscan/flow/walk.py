@@ -46,7 +46,8 @@ from syncscan.flow.stream_effects import StreamEffects, current_of
 from syncscan.flow.streams import CURRENT
 from syncscan.flow.symbols import symbolize
 from syncscan.flow.unbound import raising_fallthroughs
-from syncscan.index import ir
+from syncscan.index import ir, reads
+from syncscan.index.reads import Memo
 from syncscan.index.summary import FunctionSummary, markers
 from syncscan.packs import Vocabulary
 from syncscan.resolve.calls import Callee, CallResolver, CallSite, passed_arguments
@@ -112,10 +113,11 @@ class Walker:
         # The callee walks under way (the functions active), innermost last, each
         # with the functions active outside it whose recursion it cut.
         self._active: dict[tuple[str, str | None], set[tuple[str, str | None]]] = {}
-        self._raising: dict[str, frozenset[int]] = {}
+        # Memo tables note, on each hit, what making the value read (reads.Memo).
+        self._raising: Memo[str, frozenset[int]] = Memo()
         self._calls: dict[int, tuple[ir.Expr, tuple[ir.Call, ...]]] = {}
         self._masks: dict[int, tuple[ir.Stmt, bool]] = {}
-        self._mask_locals: dict[int, tuple[FunctionSummary, frozenset[str]]] = {}
+        self._mask_locals: Memo[int, tuple[FunctionSummary, frozenset[str]]] = Memo()
         self._event_types = vocabulary.names("event_types")
         self._stream_types = vocabulary.names("stream_types")
         # Quiescence walks (barriers_only) ask nothing of the streams.
@@ -253,10 +255,7 @@ class Walker:
         return states, []
 
     def _raising_fallthroughs(self, function: FunctionSummary) -> frozenset[int]:
-        found = self._raising.get(function.qualname)
-        if found is None:
-            found = self._raising[function.qualname] = raising_fallthroughs(function)
-        return found
+        return self._raising.made(function.qualname, lambda: raising_fallthroughs(function))
 
     def try_stmt(
         self,
@@ -883,8 +882,13 @@ class Walker:
         if entry is None or entry[0] is not stmt:
             fn = frame.function
             known = self._mask_locals.get(id(fn))
-            if known is None or known[0] is not fn:
-                known = self._mask_locals[id(fn)] = (fn, boolean_locals(fn))
+            if known is None or known[0] is not fn:  # a new function where a dead one was
+                outer = reads.push()
+                try:
+                    known = (fn, boolean_locals(fn))
+                finally:
+                    items = reads.pop(outer)
+                self._mask_locals.put(id(fn), known, items)
             masks = known[1]
             parts = (getattr(stmt, "value", None), *getattr(stmt, "targets", ()))
             entry = self._masks[id(stmt)] = (stmt, any(mask_indexed(p, masks) for p in parts))
@@ -1030,6 +1034,7 @@ class Walker:
         real_frame = (fn.qualname, frame.scope.self_class, frame.self_path, frame.params)
         real_frame += (frame.anchors,)
         memo, renamer = self._memo.get(real_frame, start.assumptions), None
+        walked = memo is None  # else an earlier walk's, whose reads this one makes too
         if memo is None and symbols is not None:
             sym_start = symbols.assumptions(start)
             sym_frame = (fn.qualname, frame.scope.self_class, symbols.self_path, symbols.params)
@@ -1037,6 +1042,7 @@ class Walker:
             one_name = partial(self.names.canonical, anchors=frame.anchors)
             memo = self._memo.get(sym_frame, sym_start.assumptions)
             renamer = symbols.renamer(one_name)
+            walked = memo is None
             if memo is None:
                 walk_frame = replace(
                     frame,
@@ -1053,6 +1059,8 @@ class Walker:
         elif memo is None:
             memo = self._walk_callee(frame, start, depth)
             self._memo.put(real_frame, start.assumptions, memo)
+        if not walked and memo.items and reads.LOG is not None:
+            reads.LOG.update(memo.items)
         self._depend(memo.cuts)
         if renamer is not None:
             memo = self._memo.put(real_frame, start.assumptions, memo.renamed(renamer))
@@ -1077,9 +1085,11 @@ class Walker:
         self._completion_stack.append([])
         CONSULTED.append(set())
         self.host_syncs.enter_walk()
+        outer = reads.push()
         try:
             fall, exits = self.run(frame, [start], depth + 1)
         finally:
+            items = reads.pop(outer)
             cuts = self._active.pop(context)
             inside = self._completion_stack.pop()
             consulted = CONSULTED.pop()
@@ -1088,7 +1098,7 @@ class Walker:
         outs = merge(dedupe(fall + [e.state for e in exits if not e.outer]))
         unchanged = not inside and len(outs) == 1 and outs[0] == start
         read = frozenset(k for k, _ in start.assumptions if k in consulted)
-        walk = CalleeWalk(outs, inside, frozenset(cuts), unchanged, read, syncs)
+        walk = CalleeWalk(outs, inside, frozenset(cuts), unchanged, read, syncs, items)
         return walk.reusable(start.assumptions)
 
     def _depend(self, cuts: frozenset[tuple[str, str | None]]) -> None:

@@ -27,11 +27,14 @@ it defines that name.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
+from typing import Generic, TypeVar
 
-# The items read since `start`, or None when no run is recording.
+# The items read since `start` (or since the innermost `push`), or None when no
+# run is recording.
 LOG: set[str] | None = None
+NOTHING: frozenset[str] = frozenset()
 
 # A function's items, in the order summary.py's `_read_items` keeps them, and
 # the field each of the last two stands for.
@@ -70,6 +73,88 @@ def take() -> set[str]:
         return set()
     found, LOG = LOG, set()
     return found
+
+
+def push() -> set[str] | None:
+    """Record what follows apart (a memoised value, one callee walk) until
+    `pop(outer)`, handing back the record around it (None: not recording)."""
+    global LOG
+    outer = LOG
+    if outer is not None:
+        LOG = set()
+    return outer
+
+
+def pop(outer: set[str] | None) -> frozenset[str] | set[str]:
+    """The items read since `push` returned `outer`; they count for the record
+    around it too. The set handed back is no longer written: keep it as it is."""
+    global LOG
+    if outer is None:
+        return NOTHING
+    inner, LOG = LOG, outer
+    if inner:
+        outer |= inner
+        return inner
+    return NOTHING
+
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+_MISSING = object()
+
+
+class Memo(Generic[K, V]):
+    """A memo table that remembers what making each value read, and notes it
+    again on every hit: a walk that reuses a value computed by another depends
+    on the same items (a persisted walk is valid only while they are unchanged)."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self) -> None:
+        self._values: dict[K, tuple[V, frozenset[str] | set[str]]] = {}
+
+    def __contains__(self, key: K) -> bool:
+        return key in self._values
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def get(self, key: K, default: V | None = None) -> V | None:
+        found = self._values.get(key)
+        if found is None:
+            return default
+        value, items = found
+        if items and LOG is not None:
+            LOG.update(items)
+        return value
+
+    def put(self, key: K, value: V, items: frozenset[str] | set[str] = NOTHING) -> V:
+        """Remember `value` as made from `items` (a recursion guard: from nothing)."""
+        self._values[key] = (value, items)
+        return value
+
+    def made(self, key: K, make: Callable[[], V], guard: object = _MISSING) -> V:
+        """The value for `key`: remembered, or made now and remembered with
+        what making it read. With `guard`, a recursive ask while it is made
+        gets `guard` (which then stays where making it fails)."""
+        found = self._values.get(key, _MISSING)
+        if found is not _MISSING:
+            value, items = found  # type: ignore[misc]
+            if items and LOG is not None:
+                LOG.update(items)
+            return value
+        if guard is not _MISSING:
+            self._values[key] = (guard, NOTHING)  # type: ignore[assignment]
+        outer = push()
+        try:
+            value = make()
+        finally:
+            items = pop(outer)
+        self._values[key] = (value, items)
+        return value
+
+    def clear(self) -> None:
+        self._values.clear()
 
 
 def add(items: set[str]) -> None:

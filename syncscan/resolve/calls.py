@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from syncscan.index import ir
+from syncscan.index import ir, reads
 from syncscan.index.summary import FunctionSummary, Param, method_named
 from syncscan.packs import RpcDispatch
 from syncscan.resolve.program import Program
@@ -87,15 +87,21 @@ class CallResolver:
         # the device analysed (their device work sits on a branch that never runs
         # there): calls to them resolve, and the walk does not enter them.
         self.effect_free_functions = effect_free_functions
-        self._sites: dict[tuple[int, str | None, str | None], CallSite] = {}
+        # Notes, on each hit, what resolving the site read (reads.Memo).
+        self._sites: reads.Memo[tuple[int, str | None, str | None], CallSite] = reads.Memo()
 
     def resolve(self, call: ir.Call, scope: Scope) -> CallSite:
         """What `call` may run, evaluated in `scope` (memoised: walks revisit sites)."""
         function = scope.function.qualname if scope.function is not None else None
         key = (id(call), function, scope.self_class)
         site = self._sites.get(key)
-        if site is None or site.call is not call:
-            site = self._sites[key] = self._without_effect_free(self._resolve(call, scope))
+        if site is None or site.call is not call:  # a new call where a dead one was
+            outer = reads.push()
+            try:
+                site = self._without_effect_free(self._resolve(call, scope))
+            finally:
+                items = reads.pop(outer)
+            self._sites.put(key, site, items)
         return site
 
     def _without_effect_free(self, site: CallSite) -> CallSite:

@@ -58,10 +58,11 @@ class Program:
         self._class_headers: (
             tuple[dict[str, list[tuple[str, str]]], dict[str, frozenset[str]]] | None
         ) = None
-        self._mro_cache: dict[str, tuple[ClassSummary, ...]] = {}
+        # Memo tables note, on each hit, what making the value read (reads.Memo).
+        self._mro_cache: reads.Memo[str, tuple[ClassSummary, ...]] = reads.Memo()
         self._base_index: dict[str, list[tuple[str, str]]] | None = None
-        self._lookup_cache: dict[str, Symbol] = {}
-        self._subclass_cache: dict[str, tuple[str, ...]] = {}
+        self._lookup_cache: reads.Memo[str, Symbol] = reads.Memo()
+        self._subclass_cache: reads.Memo[str, tuple[str, ...]] = reads.Memo()
         self.diagnostics: list[Diagnostic] = []
         self.on_load: Callable[[str], None] | None = None  # progress reporting
 
@@ -133,10 +134,7 @@ class Program:
     # ------------------------------------------------------------------ symbols
     def lookup(self, qualname: str, _depth: int = 0) -> Symbol:
         """Resolve a fully dotted name, following re-exports (memoised)."""
-        cached = self._lookup_cache.get(qualname)
-        if cached is None:
-            cached = self._lookup_cache[qualname] = self._lookup(qualname, _depth)
-        return cached
+        return self._lookup_cache.made(qualname, lambda: self._lookup(qualname, _depth))
 
     def _lookup(self, qualname: str, _depth: int) -> Symbol:
         if _depth > 8:
@@ -220,9 +218,9 @@ class Program:
 
     def mro(self, qualname: str) -> tuple[ClassSummary, ...]:
         """Left-to-right depth-first linearisation, deduplicated (enough for dispatch)."""
-        if qualname in self._mro_cache:
-            return self._mro_cache[qualname]
-        self._mro_cache[qualname] = ()  # cycle guard
+        return self._mro_cache.made(qualname, lambda: self._mro(qualname), ())  # cycle guard
+
+    def _mro(self, qualname: str) -> tuple[ClassSummary, ...]:
         cls = self.find_class(qualname)
         if cls is None:
             return ()
@@ -238,9 +236,7 @@ class Program:
             for ancestor in self.mro(base_cls.qualname):
                 if ancestor.qualname not in {c.qualname for c in order}:
                     order.append(ancestor)
-        result = tuple(order)
-        self._mro_cache[qualname] = result
-        return result
+        return tuple(order)
 
     def find_method(self, class_qualname: str, name: str) -> FunctionSummary | None:
         for cls in self.mro(class_qualname):
@@ -280,8 +276,9 @@ class Program:
         if method is not None:
             reads.note(reads.defs_item(method))
         key = f"{qualname}#{method or ''}"
-        if key in self._subclass_cache:
-            return self._subclass_cache[key]
+        return self._subclass_cache.made(key, lambda: self._subclasses(qualname, method))
+
+    def _subclasses(self, qualname: str, method: str | None) -> tuple[str, ...]:
         _, defs = self._headers()
         by_base = self._by_base()
         names = {qualname.rsplit(".", 1)[-1]}
@@ -297,7 +294,7 @@ class Program:
                 if name not in names:
                     names.add(name)
                     frontier.append(name)
-        result = tuple(
+        return tuple(
             sorted(
                 c
                 for c in candidates
@@ -305,8 +302,6 @@ class Program:
                 and self.is_subclass(c, qualname)
             )
         )
-        self._subclass_cache[key] = result
-        return result
 
     def _by_base(self) -> dict[str, list[tuple[str, str]]]:
         """Identifier in a class's bases -> (module, class) it appears in."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from syncscan.index import ir
+from syncscan.index.reads import Memo
 from syncscan.index.summary import (
     FunctionSummary,
     ModuleSummary,
@@ -41,69 +42,27 @@ class Scope:
 class TypeOracle:
     def __init__(self, program: Program) -> None:
         self.program = program
-        self._attr_cache: dict[tuple[str, str], frozenset[str]] = {}
+        # Memo tables note, on each hit, what making the value read (reads.Memo).
+        self._attr_cache: Memo[tuple[str, str], frozenset[str]] = Memo()
         self._attr_chain = 0
-        self._assign_cache: dict[str, list[tuple[str, ir.Expr, Scope]]] = {}
-        self._locals_cache: dict[str, dict[str, list[ir.Expr]]] = {}
+        self._assign_cache: Memo[str, list[tuple[str, ir.Expr, Scope]]] = Memo()
+        self._locals_cache: Memo[str, dict[str, list[ir.Expr]]] = Memo()
+        # Filled with `_assign_cache` (and read only after asking it).
         self._annotated: dict[tuple[str, str], list[tuple[ir.Expr, ModuleSummary]]] = {}
         # Top-level answers by the expression and scope objects (kept alive with them).
-        self._expr_cache: dict[tuple[int, ...], tuple[ir.Expr, Scope, frozenset[str]]] = {}
+        self._expr_cache: Memo[tuple[int, ...], tuple[ir.Expr, Scope, frozenset[str]]] = Memo()
 
     # ------------------------------------------------------------------ locals
     def local_values(self, function: FunctionSummary) -> dict[str, list[ir.Expr]]:
         """Every value assigned to each plain local name in `function`."""
-        cached = self._locals_cache.get(function.qualname)
-        if cached is not None:
-            return cached
-        values: dict[str, list[ir.Expr]] = {}
-
-        def visit(stmts: tuple[ir.Stmt, ...]) -> None:
-            for stmt in stmts:
-                if isinstance(stmt, ir.Assign) and stmt.aug_op is None:
-                    for target in stmt.targets:
-                        if isinstance(target, ir.Name):
-                            value = stmt.value if stmt.value is not None else stmt.annotation
-                            if value is not None:
-                                values.setdefault(target.id, []).append(value)
-                        elif (
-                            isinstance(target, ir.Seq)
-                            and isinstance(stmt.value, ir.Seq)
-                            and len(target.elts) == len(stmt.value.elts)
-                        ):
-                            # `a, b = x, y`: each name gets its own value.
-                            for name, value in zip(target.elts, stmt.value.elts, strict=True):
-                                if isinstance(name, ir.Name):
-                                    values.setdefault(name.id, []).append(value)
-                if isinstance(stmt, ir.Assign | ir.Eval):
-                    value = stmt.value
-                    for node in _walrus(value):
-                        values.setdefault(node.target, []).append(node.value)
-                if isinstance(stmt, ir.If):
-                    for node in _walrus(stmt.test):
-                        values.setdefault(node.target, []).append(node.value)
-                if isinstance(stmt, ir.With):
-                    # `with C(...) as x`: x is what __enter__ returns, the object
-                    # itself for the usual `return self`.
-                    for item in stmt.items:
-                        if isinstance(item.target, ir.Name):
-                            values.setdefault(item.target.id, []).append(item.context)
-                if isinstance(stmt, ir.Loop) and isinstance(stmt.target, ir.Name) and stmt.iter:
-                    # `for x in xs`: x is an element of xs.
-                    element = ir.Subscript(stmt.iter, ir.Const(None), False)
-                    values.setdefault(stmt.target.id, []).append(element)
-                for child in ir.child_blocks(stmt):
-                    visit(child)
-
-        visit(function.body)
-        self._locals_cache[function.qualname] = values
-        return values
+        return self._locals_cache.made(function.qualname, lambda: _local_values(function))
 
     # ------------------------------------------------------------------ attributes
     def attribute_assignments(self, class_qualname: str) -> list[tuple[str, ir.Expr, Scope]]:
         """(attr, value, scope) for every `self.attr = value` in the class's MRO."""
-        cached = self._assign_cache.get(class_qualname)
-        if cached is not None:
-            return cached
+        return self._assign_cache.made(class_qualname, lambda: self._assignments(class_qualname))
+
+    def _assignments(self, class_qualname: str) -> list[tuple[str, ir.Expr, Scope]]:
         out: list[tuple[str, ir.Expr, Scope]] = []
         for cls in self.program.mro(class_qualname):
             module = self.program.module_of(cls.qualname)
@@ -118,7 +77,6 @@ class TypeOracle:
                         self._annotated.setdefault((class_qualname, target), []).append(
                             (annotation, module)
                         )
-        self._assign_cache[class_qualname] = out
         return out
 
     def attr_types(self, class_qualname: str, attr: str) -> frozenset[str]:
@@ -126,18 +84,16 @@ class TypeOracle:
         the caller's depth: a result cut short by the caller's budget would
         otherwise be remembered for every later caller."""
         key = (class_qualname, attr)
-        if key in self._attr_cache:
-            return self._attr_cache[key]
-        if self._attr_chain >= _MAX_ATTR_CHAIN:
+        if key not in self._attr_cache and self._attr_chain >= _MAX_ATTR_CHAIN:
             return frozenset()  # cut, and not remembered
-        self._attr_cache[key] = frozenset()  # recursion guard
+        return self._attr_cache.made(key, lambda: self._chained_attr_types(key), frozenset())
+
+    def _chained_attr_types(self, key: tuple[str, str]) -> frozenset[str]:
         self._attr_chain += 1
         try:
-            result = self._compute_attr_types(class_qualname, attr)
+            return self._compute_attr_types(*key)
         finally:
             self._attr_chain -= 1
-        self._attr_cache[key] = result
-        return result
 
     def _compute_attr_types(self, class_qualname: str, attr: str) -> frozenset[str]:
         key = (class_qualname, attr)
@@ -210,9 +166,7 @@ class TypeOracle:
             return self._expr_types(expr, scope, depth)
         # The entry keeps the objects alive, so their ids name them while it lives.
         key = (id(expr), id(scope.module), id(scope.function), id(scope.self_class))
-        found = self._expr_cache.get(key)
-        if found is None:
-            found = self._expr_cache[key] = (expr, scope, self._expr_types(expr, scope, 0))
+        found = self._expr_cache.made(key, lambda: (expr, scope, self._expr_types(expr, scope, 0)))
         return found[2]
 
     def _expr_types(self, expr: ir.Expr | None, scope: Scope, depth: int) -> frozenset[str]:
@@ -374,3 +328,47 @@ def _parse_dotted(text: str) -> ir.Expr:
     for part in parts[1:]:
         expr = ir.Attr(expr, part)
     return expr
+
+
+def _local_values(function: FunctionSummary) -> dict[str, list[ir.Expr]]:
+    values: dict[str, list[ir.Expr]] = {}
+
+    def visit(stmts: tuple[ir.Stmt, ...]) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, ir.Assign) and stmt.aug_op is None:
+                for target in stmt.targets:
+                    if isinstance(target, ir.Name):
+                        value = stmt.value if stmt.value is not None else stmt.annotation
+                        if value is not None:
+                            values.setdefault(target.id, []).append(value)
+                    elif (
+                        isinstance(target, ir.Seq)
+                        and isinstance(stmt.value, ir.Seq)
+                        and len(target.elts) == len(stmt.value.elts)
+                    ):
+                        # `a, b = x, y`: each name gets its own value.
+                        for name, value in zip(target.elts, stmt.value.elts, strict=True):
+                            if isinstance(name, ir.Name):
+                                values.setdefault(name.id, []).append(value)
+            if isinstance(stmt, ir.Assign | ir.Eval):
+                value = stmt.value
+                for node in _walrus(value):
+                    values.setdefault(node.target, []).append(node.value)
+            if isinstance(stmt, ir.If):
+                for node in _walrus(stmt.test):
+                    values.setdefault(node.target, []).append(node.value)
+            if isinstance(stmt, ir.With):
+                # `with C(...) as x`: x is what __enter__ returns, the object
+                # itself for the usual `return self`.
+                for item in stmt.items:
+                    if isinstance(item.target, ir.Name):
+                        values.setdefault(item.target.id, []).append(item.context)
+            if isinstance(stmt, ir.Loop) and isinstance(stmt.target, ir.Name) and stmt.iter:
+                # `for x in xs`: x is an element of xs.
+                element = ir.Subscript(stmt.iter, ir.Const(None), False)
+                values.setdefault(stmt.target.id, []).append(element)
+            for child in ir.child_blocks(stmt):
+                visit(child)
+
+    visit(function.body)
+    return values
