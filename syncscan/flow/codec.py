@@ -1,0 +1,113 @@
+"""Analysis states as plain JSON data, and back, for the data-only cache.
+
+A walk's outcome (memo.py `CalleeWalk`) and a root's paths (step.py) are what
+a later run would reuse where nothing they read changed; the cache is JSON and
+never pickle (cache.py), so they need a form of their own. States share
+structure heavily (a callee's outcome is composed into many caller states, the
+paths of one step share their stream facts), so the form is a table: each
+tuple, list, set, frozenset, dict and dataclass instance is written once,
+after what it holds, and referred to as `[index]` wherever it occurs again.
+Strings, numbers, booleans and None are written as they are. Decoding builds
+objects only of the classes named in `CLASSES` (anything else is refused with
+ValueError), and gives back equal objects that share what the originals shared.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from syncscan.findings import WitnessStep
+from syncscan.flow.host_syncs import HostSync
+from syncscan.flow.memo import CalleeWalk
+from syncscan.flow.state import PathState
+from syncscan.flow.step import StepPath
+from syncscan.flow.streams import Hazard, StreamFacts
+from syncscan.flow.walk import ReturnInfo
+
+Table = list[list[Any]]
+
+# Every class a stored state may hold, by the name its rows carry.
+CLASSES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        CalleeWalk,
+        HostSync,
+        Hazard,
+        PathState,
+        ReturnInfo,
+        StepPath,
+        StreamFacts,
+        WitnessStep,
+    )
+}
+_CONTAINERS = {tuple: "t", list: "l", frozenset: "f", set: "s"}
+_BUILDERS = {"t": tuple, "l": list, "f": frozenset, "s": set}
+_FIELDS = {name: tuple(f.name for f in dataclasses.fields(cls)) for name, cls in CLASSES.items()}
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def encode(value: Any) -> tuple[Table, Any]:
+    """(the table, the value's own form: plain, or `[index]` into the table)."""
+    table: Table = []
+    done: dict[int, list[int]] = {}
+    keep: list[Any] = []  # holds every object encoded, so no id is reused meanwhile
+
+    def form(item: Any) -> Any:
+        if isinstance(item, _PLAIN):
+            return item
+        found = done.get(id(item))
+        if found is not None:
+            return found
+        kind = _CONTAINERS.get(type(item))
+        if kind is not None:
+            row = [kind, *(form(x) for x in item)]
+        elif type(item) is dict:
+            row = ["d", *(form(x) for pair in item.items() for x in pair)]
+        else:
+            name = type(item).__name__
+            if CLASSES.get(name) is not type(item):
+                raise TypeError(f"cannot store a {type(item).__qualname__}")
+            row = [name, *(form(getattr(item, f)) for f in _FIELDS[name])]
+        keep.append(item)
+        table.append(row)
+        found = done[id(item)] = [len(table) - 1]
+        return found
+
+    return table, form(value)
+
+
+def decode(table: Table, top: Any) -> Any:
+    """The value `encode` gave (`table`, `top`) for; ValueError where the data
+    is not such a form."""
+    built: list[Any] = []
+
+    def value(item: Any) -> Any:
+        if isinstance(item, list):
+            if len(item) != 1 or not isinstance(item[0], int) or not 0 <= item[0] < len(built):
+                raise ValueError("a reference to nothing built")
+            return built[item[0]]
+        if not isinstance(item, _PLAIN):
+            raise ValueError(f"not a stored value: {type(item).__name__}")
+        return item
+
+    try:
+        for row in table:
+            kind, items = row[0], [value(x) for x in row[1:]]
+            builder = _BUILDERS.get(kind)
+            if builder is not None:
+                built.append(builder(items))
+            elif kind == "d":
+                built.append(dict(zip(items[::2], items[1::2], strict=True)))
+            elif kind in CLASSES:
+                names = _FIELDS[kind]
+                if len(names) != len(items):
+                    raise ValueError(f"{kind}: {len(items)} fields, not {len(names)}")
+                obj = object.__new__(CLASSES[kind])
+                obj.__dict__.update(zip(names, items, strict=True))  # as state.py builds them
+                built.append(obj)
+            else:
+                raise ValueError(f"not a stored kind: {kind!r}")
+        return value(top)
+    except (TypeError, IndexError, KeyError) as exc:
+        raise ValueError(f"damaged stored state: {exc}") from exc
