@@ -7,10 +7,9 @@ persisted walk would outlive an edit to them."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from helpers import FIXTURES
 

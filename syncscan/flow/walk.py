@@ -881,14 +881,9 @@ class Walker:
         entry = self._masks.get(id(stmt))
         if entry is None or entry[0] is not stmt:
             fn = frame.function
-            known = self._mask_locals.get(id(fn))
-            if known is None or known[0] is not fn:  # a new function where a dead one was
-                outer = reads.push()
-                try:
-                    known = (fn, boolean_locals(fn))
-                finally:
-                    items = reads.pop(outer)
-                self._mask_locals.put(id(fn), known, items)
+            known = self._mask_locals.made(
+                id(fn), lambda: (fn, boolean_locals(fn)), fits=lambda known: known[0] is fn
+            )
             masks = known[1]
             parts = (getattr(stmt, "value", None), *getattr(stmt, "targets", ()))
             entry = self._masks[id(stmt)] = (stmt, any(mask_indexed(p, masks) for p in parts))

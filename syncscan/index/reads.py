@@ -1,4 +1,5 @@
-"""What an analysis read of each summary, item by item.
+"""What an analysis read of each summary, item by item, and what each callee
+walk and memoised value read.
 
 A run reads a few functions of each module it loads: the bodies it walks, the
 `self.x = ...` assignments of a class's other methods, some class headers. The
@@ -23,6 +24,12 @@ and "class-attributes" (the names they use through `self`). Of a function:
 `self`). One item is not a module's: `\\0 defs \\0 method`, a subclass query
 for overrides of `method`, which reads every file's class headers and whether
 it defines that name.
+
+Records nest (`push`, `pop`): a callee walk, or a value a memo table keeps,
+records what it read apart, and that counts for the records around it too. A
+`Memo` keeps each value with its items and notes them again on every hit, so a
+walk that reuses a value another walk made names the items the value came
+from: what each walk depends on is known walk by walk.
 """
 
 from __future__ import annotations
@@ -133,12 +140,20 @@ class Memo(Generic[K, V]):
         self._values[key] = (value, items)
         return value
 
-    def made(self, key: K, make: Callable[[], V], guard: object = _MISSING) -> V:
+    def made(
+        self,
+        key: K,
+        make: Callable[[], V],
+        guard: object = _MISSING,
+        fits: Callable[[V], bool] | None = None,
+    ) -> V:
         """The value for `key`: remembered, or made now and remembered with
         what making it read. With `guard`, a recursive ask while it is made
-        gets `guard` (which then stays where making it fails)."""
+        gets `guard` (which then stays where making it fails); with `fits`, a
+        remembered value it refuses is made again (a key naming an object by
+        its id, now another object's)."""
         found = self._values.get(key, _MISSING)
-        if found is not _MISSING:
+        if found is not _MISSING and (fits is None or fits(found[0])):  # type: ignore[index]
             value, items = found  # type: ignore[misc]
             if items and LOG is not None:
                 LOG.update(items)

@@ -94,15 +94,11 @@ class CallResolver:
         """What `call` may run, evaluated in `scope` (memoised: walks revisit sites)."""
         function = scope.function.qualname if scope.function is not None else None
         key = (id(call), function, scope.self_class)
-        site = self._sites.get(key)
-        if site is None or site.call is not call:  # a new call where a dead one was
-            outer = reads.push()
-            try:
-                site = self._without_effect_free(self._resolve(call, scope))
-            finally:
-                items = reads.pop(outer)
-            self._sites.put(key, site, items)
-        return site
+        return self._sites.made(
+            key,
+            lambda: self._without_effect_free(self._resolve(call, scope)),
+            fits=lambda site: site.call is call,  # else a new call where a dead one was
+        )
 
     def _without_effect_free(self, site: CallSite) -> CallSite:
         skipped = tuple(
