@@ -123,3 +123,43 @@ def test_nothing_is_noted_while_no_run_records_or_while_paused() -> None:
     finally:
         found = reads.stop()
     assert found == {reads.item("pkg.mod", "function", "pkg.mod.Runner.step")}
+
+
+def test_nested_records_count_for_the_records_around_them() -> None:
+    reads.start()
+    try:
+        reads.note("a")
+        outer = reads.push()
+        reads.note("b")
+        inner = reads.pop(outer)
+        reads.note("c")
+    finally:
+        everything = reads.stop()
+    assert set(inner) == {"b"} and everything == {"a", "b", "c"}
+
+
+def test_a_memo_hit_notes_what_making_the_value_read() -> None:
+    memo: reads.Memo[str, int] = reads.Memo()
+    made: list[str] = []
+
+    def make() -> int:
+        made.append("x")
+        reads.note("made-from")
+        return 7
+
+    reads.start()
+    try:
+        assert memo.made("k", make) == 7
+        first = reads.take()
+        assert memo.made("k", make) == 7  # a hit: not made again, its read noted again
+        second = reads.stop()
+    finally:
+        reads.stop()
+    assert made == ["x"] and first == second == {"made-from"}
+
+
+def test_a_memo_guard_answers_a_recursive_ask_and_fits_refuses_a_stale_value() -> None:
+    memo: reads.Memo[str, int] = reads.Memo()
+    assert memo.made("k", lambda: memo.made("k", lambda: 1, guard=0) + 5, guard=0) == 5
+    assert memo.made("k", lambda: 9, fits=lambda value: value != 5) == 9
+    assert "k" in memo and "other" not in memo

@@ -123,23 +123,6 @@ class Memo(Generic[K, V]):
     def __contains__(self, key: K) -> bool:
         return key in self._values
 
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def get(self, key: K, default: V | None = None) -> V | None:
-        found = self._values.get(key)
-        if found is None:
-            return default
-        value, items = found
-        if items and LOG is not None:
-            LOG.update(items)
-        return value
-
-    def put(self, key: K, value: V, items: frozenset[str] | set[str] = NOTHING) -> V:
-        """Remember `value` as made from `items` (a recursion guard: from nothing)."""
-        self._values[key] = (value, items)
-        return value
-
     def made(
         self,
         key: K,
