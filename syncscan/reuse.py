@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,12 +38,14 @@ from syncscan.project import Project
 from syncscan.relocate import relocated
 
 if TYPE_CHECKING:
+    from syncscan.flow.stored import StoredWalks
     from syncscan.index.summary import ModuleSummary
     from syncscan.resolve.program import Program
 
-RECORD_FORMAT = 7  # 7: the items read in a document of their own
+RECORD_FORMAT = 8  # 8: the callee walks kept beside it
 _DOCUMENT = "record.json"
 _READS = "reads.json"
+_WALKS = "walks.json"
 
 
 @dataclass
@@ -94,14 +97,26 @@ def _engine_files() -> list[list[Any]]:
 Resummarise = Callable[[str], "ModuleSummary | None"]
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """What the last run's record says of this one: its result where every
+    input is unchanged; else, where the change is known item by item, the
+    items it read that differ now (a move included) and the token of the
+    callee walks it kept (stored.py), which hold while their items are unchanged."""
+
+    analysed: Analysed | None = None
+    changed: frozenset[str] | None = None
+    walks: str | None = None
+
+
 def load(
     cache: SummaryCache,
     key: str,
     facts: FactsTable,
     resummarise: Resummarise,
     project: Project,
-) -> Analysed | None:
-    """The recorded result, if its inputs are all unchanged; else None.
+) -> Recorded:
+    """The recorded result, if its inputs are all unchanged; else what changed.
 
     A summarised file whose bytes changed still counts as unchanged when its
     new summary agrees with the one the record was computed from on every item
@@ -114,36 +129,43 @@ def load(
     """
     data = cache.read_document(_DOCUMENT)
     if not isinstance(data, dict) or data.get("key") != key:
-        return None
+        return Recorded()
     try:
         summarised = data["summarised"]
         refreshed = {}
         moves: dict[str, dict[int, int]] = {}
+        changed: set[str] | None = set()
+        reusable = True
         read: dict[str, Any] | None = None
         for module, (digest, summary_key) in summarised.items():
             found = facts.get(module)
             current = found.digest if found is not None else None
             if current == digest:
                 continue
-            if current is None or summary_key is None:
-                return None
-            before = cache.get(summary_key, str(facts.path_of(module)))
-            after = resummarise(module)
+            before = after = None
+            if current is not None and summary_key is not None:
+                before = cache.get(summary_key, str(facts.path_of(module)))
+                after = resummarise(module)
             if before is None or after is None:
-                return None
+                return Recorded()  # a file gone, unreadable or unparsable: nothing holds
             if before != after:
                 if read is None:
                     read = _items_read(cache, data["reads"])
-                lines = _line_map(before, after, read.get(module))
+                items = read.get(module)
+                lines = _line_map(before, after, items)
+                if lines is None or any(old != new for old, new in lines.items()):
+                    changed = _with_changes(changed, module, before, after, items)
                 if lines is None:
-                    return None
-                moves[project.relpath(facts.path_of(module))] = lines
+                    reusable = False
+                else:
+                    moves[project.relpath(facts.path_of(module))] = lines
             refreshed[module] = [current, _summary_key(cache, facts, module)]
         if data["headers"] is not None and data["headers"] != _headers_digest(facts, data["asked"]):
-            return None
-        result = relocated(data["result"], moves, str(project.root))
+            return Recorded()
+        walks = data.get("walks")
+        result = relocated(data["result"], moves, str(project.root)) if reusable else None
         if result is None:
-            return None
+            return Recorded(None, None if changed is None else frozenset(changed), walks)
         analysed = Analysed(
             findings=sorted(
                 (finding_from_data(f) for f in result["findings"]), key=Finding.sort_key
@@ -155,14 +177,32 @@ def load(
             reused=True,
         )
     except (KeyError, TypeError, ValueError, AttributeError):
-        return None  # damaged or foreign: analyse afresh
+        return Recorded()  # damaged or foreign: analyse afresh
     if refreshed:
         if result is not data["result"]:
             result = {**result, "findings": [finding_to_data(f) for f in analysed.findings]}
+        # Walks kept with the record hold the old lines where any moved.
+        kept = walks if not moves else None
         cache.write_document(
-            _DOCUMENT, {**data, "summarised": {**summarised, **refreshed}, "result": result}
+            _DOCUMENT,
+            {**data, "summarised": {**summarised, **refreshed}, "result": result, "walks": kept},
         )
-    return analysed
+    return Recorded(analysed)
+
+
+def _with_changes(
+    changed: set[str] | None,
+    module: str,
+    before: ModuleSummary,
+    after: ModuleSummary,
+    items: Any,
+) -> set[str] | None:
+    """`changed` with the module's read items that differ (None: not known)."""
+    from syncscan.index.moves import changed_items
+
+    if changed is None or not isinstance(items, list):
+        return None
+    return changed | {f"{module}\0{item}" for item in changed_items(before, after, items)}
 
 
 def _items_read(cache: SummaryCache, digest: str) -> dict[str, Any]:
@@ -186,6 +226,22 @@ def _line_map(before: ModuleSummary, after: ModuleSummary, items: Any) -> dict[i
     return line_map(before, after, items)
 
 
+def stored_walks(cache: SummaryCache, recorded: Recorded) -> Callable[[str], StoredWalks]:
+    """The callee walks kept with the record, for a walker's configuration:
+    those none of whose items changed (none where the change is not known)."""
+    from syncscan.flow.stored import StoredWalks
+
+    def stored(config: str) -> StoredWalks:
+        document = None
+        if recorded.walks is not None and recorded.changed is not None:
+            document = cache.read_document(_WALKS)
+            if not isinstance(document, dict) or document.get("token") != recorded.walks:
+                document = None
+        return StoredWalks(document, recorded.changed, config)
+
+    return stored
+
+
 def save(
     cache: SummaryCache,
     key: str,
@@ -193,9 +249,11 @@ def save(
     program: Program,
     analysed: Analysed,
     read: set[str],
+    walks: StoredWalks | None = None,
 ) -> None:
     """Record the result with its inputs; `read`: the summary items the analysis
-    read (reads.py), by which a changed file that left them alone keeps it."""
+    read (reads.py), by which a changed file that left them alone keeps it;
+    `walks`: the callee walks to keep for the next run (stored.py)."""
     from syncscan.index import reads
 
     by_module = reads.by_module(read)
@@ -211,6 +269,10 @@ def save(
     # items it was not written with (their digest ties the two).
     reads_digest = _digest(by_module)
     cache.write_document(_READS, {"digest": reads_digest, "read": by_module})
+    token = None
+    if walks is not None:  # like the items: their token ties them to this record
+        token = os.urandom(16).hex()
+        cache.write_document(_WALKS, {**walks.document(), "token": token})
     cache.write_document(
         _DOCUMENT,
         {
@@ -219,6 +281,7 @@ def save(
             "headers": _headers_digest(facts, asked) if program.headers_used else None,
             "asked": asked,
             "reads": reads_digest,
+            "walks": token,
             "result": {
                 "findings": [finding_to_data(f) for f in analysed.findings],
                 "diagnostics": [dataclasses.asdict(d) for d in analysed.diagnostics],

@@ -148,10 +148,12 @@ def run(
     key = None
     analysed = None
     analysis = None
+    recorded = reuse.Recorded()
     try:
         if reuse_findings and cache is not None:
             key = reuse.inputs_key(project, packs, codes, bool(select))
-            analysed = reuse.load(cache, key, facts, _resummariser(project, summariser), project)
+            recorded = reuse.load(cache, key, facts, _resummariser(project, summariser), project)
+            analysed = recorded.analysed
         if analysed is None:
             # The analysis loads only when a run needs it: a check whose
             # findings are reused never imports it (start-up time).
@@ -162,7 +164,8 @@ def run(
             rules = [rule for rule in all_rules() if rule.code in codes]
             walkers = jobs if walk_jobs is None else walk_jobs
             named = frozenset(codes) if select else frozenset()
-            analysis = Analysis(project, packs, summariser.get(), facts, walkers, named)
+            stored = reuse.stored_walks(cache, recorded) if key is not None and cache else None
+            analysis = Analysis(project, packs, summariser.get(), facts, walkers, named, stored)
             reads.start()  # what the findings are computed from, item by item
             try:
                 analysed = _analyse(analysis, summariser.get(), rules, progress)
@@ -170,7 +173,9 @@ def run(
                 read = reads.stop()
             analysed.stats["cache_hits"] = cache.hits if cache else 0
             if key is not None and cache is not None:
-                reuse.save(cache, key, facts, analysis.program, analysed, read)
+                reuse.save(
+                    cache, key, facts, analysis.program, analysed, read, analysis.stored_walks
+                )
     finally:
         summariser.close()
     result = RunResult(
@@ -179,7 +184,9 @@ def run(
         dict(analysed.stats), list(analysed.notes),
     )  # fmt: skip
     if analysed.reused:  # what this run did, not what the recorded run did
-        result.stats.update(parsed=summariser.parsed, cache_hits=0, walk_processes=0)
+        result.stats.update(
+            parsed=summariser.parsed, cache_hits=0, walk_processes=0, walks_reused=0
+        )
     result.stats["findings_reused"] = int(analysed.reused)
     # Files read from disk this run: text scans (where a stat changed) and sources.
     result.stats["read"] = facts.files_read + summariser.files_read
@@ -293,6 +300,8 @@ def _analyse(
         "resolved_calls": graph.resolved_calls,
         "unresolved_calls": graph.unresolved_calls,
         "walk_processes": analysis.walk_processes,
+        # Callee walks an earlier run kept that this one took instead of walking.
+        "walks_reused": analysis.stored_walks.used if analysis.stored_walks else 0,
     }
     if nothing := nothing_analysed(packs, stats):
         notes.append(nothing)

@@ -12,6 +12,7 @@ from syncscan.flow.buffers import BufferOracle
 from syncscan.flow.modes import ModeOracle
 from syncscan.flow.quiescence import QuiescenceAnalyzer, QuiescenceResult, quiescence_functions
 from syncscan.flow.step import RootAnalysis, StepAnalyzer, StepRoot, find_roots
+from syncscan.flow.stored import StoredWalks
 from syncscan.flow.walk import Walker
 from syncscan.index.facts import FactsTable
 from syncscan.index.summary import FunctionSummary
@@ -36,8 +37,13 @@ class Analysis:
         facts: FactsTable,
         jobs: int = 1,
         selected: frozenset[str] = frozenset(),
+        stored: Callable[[str], StoredWalks] | None = None,
     ) -> None:
         self.project = project
+        # The walks an earlier run kept, for a walker's configuration (stored.py):
+        # the step roots' walker takes and keeps them.
+        self.stored = stored
+        self.stored_walks: StoredWalks | None = None  # the step walker's, once it walked
         self.jobs = jobs  # processes the run may use (the roots' walks, parallel.py)
         # Rule codes the run selected by name (--select, [tool.syncscan] select):
         # an opt-in rule reports only then.
@@ -119,6 +125,8 @@ class Analysis:
     @cached_property
     def step_results(self) -> list[RootAnalysis]:
         walker = self._walker([root.function for root in self.roots], barriers_only=False)
+        if self.stored is not None:
+            walker.stored = self.stored_walks = self.stored(walker.configuration())
         graph = self.callgraph
         # Forking and the paths' trip back cost tens of milliseconds (30 ms on a
         # six-root fixture): worth it only on step paths whose walks take seconds.

@@ -95,6 +95,8 @@ class HostSyncs:
         # ((path, line, certain): `certain` False for a possible sync).
         self.regions: dict[Region, set[RegionSite]] = {}
         self._open: list[Region] = []
+        # Every region opened, in order: a callee walk keeps those opened inside it.
+        self._opened: list[Region] = []
 
     # ------------------------------------------------------------------ recording
     def met(
@@ -145,6 +147,7 @@ class HostSyncs:
     def open(self, region: Region, why: str) -> None:
         self.regions.setdefault(region, set())
         self._open.append(region)
+        self._opened.append(region)
         self._levels[-1].sanctioned.append(why)
 
     def close(self) -> None:
@@ -189,11 +192,33 @@ class HostSyncs:
                 )
             )
 
+    def regions_mark(self) -> tuple[int, dict[Region, frozenset[RegionSite]]]:
+        """Where the regions stand as a callee walk begins (`regions_since`)."""
+        if not self.enabled:
+            return 0, {}
+        return len(self._opened), {r: frozenset(s) for r, s in self.regions.items()}
+
+    def regions_since(
+        self, mark: tuple[int, dict[Region, frozenset[RegionSite]]]
+    ) -> tuple[tuple[Region, frozenset[RegionSite]], ...]:
+        """The regions a callee walk opened, with the sync sites it met inside
+        them: a reuse of the walk enters them again (`reenter`)."""
+        count, before = mark
+        opened = sorted(set(self._opened[count:]))
+        return tuple((r, frozenset(self.regions[r] - before.get(r, frozenset()))) for r in opened)
+
+    def reenter(self, regions: tuple[tuple[Region, frozenset[RegionSite]], ...]) -> None:
+        """The regions of a reused callee walk, as if it were walked here."""
+        for region, sites in regions:
+            self.regions.setdefault(region, set()).update(sites)
+            self._opened.append(region)
+
     def take_regions(self) -> dict[Region, frozenset[RegionSite]]:
         """The regions entered since the last call, with their syncs (between
         walks only: no region is open)."""
         found = {region: frozenset(sites) for region, sites in self.regions.items()}
         self.regions = {}
+        self._opened = []
         return found
 
     def take(self) -> tuple[HostSync, ...]:

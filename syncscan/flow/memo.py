@@ -13,10 +13,10 @@ set met for the same frame.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from syncscan.findings import WitnessStep
-from syncscan.flow.host_syncs import HostSync
+from syncscan.flow.host_syncs import HostSync, Region, RegionSite
 from syncscan.flow.state import PathState, without_carried
 from syncscan.flow.symbols import Renamer
 
@@ -40,32 +40,34 @@ class CalleeWalk:
     # The summary items the walk read, memo hits included (reads.py): a reuse
     # of the walk reads them too.
     items: frozenset[str] | set[str] = frozenset()
+    # The sanctioned regions it opened, with the sync sites met inside them
+    # (host_syncs.py): a reuse enters them again.
+    regions: tuple[tuple[Region, frozenset[RegionSite]], ...] = ()
+    # How many levels of bodies below its own it walked (walk.py MAX_DEPTH), and
+    # whether that depth limit cut a call in it: a walk cut short holds only at
+    # the depth it was made.
+    height: int = 0
+    truncated: bool = False
+    work: int = 0  # statement visits it cost (the budget), nested walks included
 
     def renamed(self, renamer: Renamer) -> CalleeWalk:
-        return CalleeWalk(
-            [renamer.state(s) for s in self.outs],
-            [(where, [renamer.state(s) for s in states]) for where, states in self.inside],
-            self.cuts,
-            self.unchanged,
-            renamer.names(self.read),
-            self.syncs,
-            self.items,
+        return replace(
+            self,
+            outs=[renamer.state(s) for s in self.outs],
+            inside=[(where, [renamer.state(s) for s in states]) for where, states in self.inside],
+            read=renamer.names(self.read),
         )
 
     def reusable(self, start: Assumptions) -> CalleeWalk:
         """This walk for any start agreeing with `start` on what it read."""
         given = dict(start)
-        return CalleeWalk(
-            [without_carried(s, given, self.read) for s in self.outs],
-            [
+        return replace(
+            self,
+            outs=[without_carried(s, given, self.read) for s in self.outs],
+            inside=[
                 (where, [without_carried(s, given, self.read) for s in states])
                 for where, states in self.inside
             ],
-            self.cuts,
-            self.unchanged,
-            self.read,
-            self.syncs,
-            self.items,
         )
 
 

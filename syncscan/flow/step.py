@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import count
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from syncscan.flow import parallel
 from syncscan.flow.alternatives import Alternatives
@@ -162,10 +162,13 @@ class StepAnalyzer:
             outcomes = parallel.run_in_workers(
                 units, costs, workers, self._class_outcome, self.program, done
             )
-            analysed = [
-                [RootAnalysis(root, *outcome) for root, outcome in zip(unit, out, strict=True)]
-                for unit, out in zip(units, outcomes, strict=True)
-            ]
+            analysed = []
+            for unit, (out, news) in zip(units, outcomes, strict=True):
+                if news is not None and self.walker.stored is not None:
+                    self.walker.stored.adopt(news)
+                analysed.append(
+                    [RootAnalysis(root, *outcome) for root, outcome in zip(unit, out, strict=True)]
+                )
         else:
             started = count(1)
 
@@ -181,13 +184,16 @@ class StepAnalyzer:
         }
         return [by_index[index] for index in range(len(roots))]
 
-    def _class_outcome(self, roots: list[StepRoot]) -> list[tuple]:
+    def _class_outcome(self, roots: list[StepRoot]) -> tuple[list[tuple], Any]:
         """`analyse_class` as plain data for the trip from a worker: the roots
-        (and their summaries) stay with the parent, which has them."""
-        return [
+        (and their summaries) stay with the parent, which has them; with the
+        walks the worker made and took for the next run (stored.py)."""
+        found = [
             (a.paths, a.incomplete, a.host_syncs, a.sanctioned_regions)
             for a in self.analyse_class(roots)
         ]
+        stored = self.walker.stored
+        return found, stored.news() if stored is not None else None
 
     def analyse_class(
         self, roots: list[StepRoot], walking: Callable[[StepRoot], None] | None = None
@@ -291,17 +297,37 @@ class StepAnalyzer:
         against the budget are the root's own, whichever roots went before
         (and whichever process walks it: parallel.py). Roots share few callee
         walks (vLLM 0.33.0: 0.2 s of 8 s)."""
-        self.walker.restart()
+        walker = self.walker
+        walker.restart()
         try:
             finals = self._run_phases(root)
         except Incomplete as exc:
+            if walker.stored is not None and walker.stored.taken:
+                return self._walk_afresh(root)
             return str(exc)
         except RecursionError:  # a shape no depth limit foresaw: say so, never crash
             return "code nested too deeply to follow"
+        taken = walker.stored is not None and walker.stored.taken
+        if taken and (walker.truncated or walker.work > walker.budget // 2):
+            return self._walk_afresh(root)
         unique: dict[tuple, Final] = {}
         for state, returns in finals:
             unique.setdefault((state.key(), returns), (state, returns))
         return list(unique.values())
+
+    def _walk_afresh(self, root: StepRoot) -> list[Final] | str:
+        """`_walk` without the walks an earlier run kept: where the depth limit
+        cut a call, or the budget came near, a kept walk may not be what
+        walking it here gives (it was made at another depth, its work counted
+        as it was then), so the root's result is the one a fresh walk gives."""
+        walker, stored = self.walker, self.walker.stored
+        walker.host_syncs.take()  # what the first try met is not this root's
+        walker.host_syncs.take_regions()
+        walker.stored = None
+        try:
+            return self._walk(root)
+        finally:
+            walker.stored = stored
 
     # ------------------------------------------------------------------ phases
     def _run_phases(self, root: StepRoot) -> list[tuple[PathState, tuple[ReturnInfo, ...]]]:

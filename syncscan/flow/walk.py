@@ -27,7 +27,7 @@ from syncscan.flow.host_syncs import HostSyncs
 from syncscan.flow.identity import Anchors, ObjectNames
 from syncscan.flow.keys import assigned_key
 from syncscan.flow.mask_index import boolean_locals, mask_indexed
-from syncscan.flow.memo import CalleeMemo, CalleeWalk, Completion
+from syncscan.flow.memo import Assumptions, CalleeMemo, CalleeWalk, Completion
 from syncscan.flow.modes import ModeOracle
 from syncscan.flow.state import (
     CONSULTED,
@@ -42,6 +42,7 @@ from syncscan.flow.state import (
     fresh_identity,
     merge,
 )
+from syncscan.flow.stored import StoredWalks, stable_text
 from syncscan.flow.stream_effects import StreamEffects, current_of
 from syncscan.flow.streams import CURRENT
 from syncscan.flow.symbols import symbolize
@@ -133,11 +134,46 @@ class Walker:
         self._completion_stack: list[list[Completion]] = []
         # Host syncs met on the way, for SYNC005 only: never a path fact.
         self.host_syncs = HostSyncs(vocabulary, enabled=not barriers_only)
+        # Walks an earlier run kept, and where this run's go (stored.py).
+        self.stored: StoredWalks | None = None
+        # Per callee walk under way, the walks nested in it; the deepest body
+        # depth reached and whether the depth limit cut a call, in the walk
+        # under way; and, for the root, whether the limit cut any call.
+        self._nested: list[list[CalleeWalk]] = []
+        self._made_nested: list[CalleeWalk] = []
+        self._reach = 0
+        self._truncating = False
+        self.truncated = False
 
     def restart(self) -> None:
         """Forget the callee walks and the work done: a new root begins."""
         self._memo = CalleeMemo()
         self.work = 0
+        self.truncated = False
+        if self.stored is not None:
+            self.stored.taken = 0
+
+    def configuration(self) -> str:
+        """What a callee walk depends on besides its frame, start and items:
+        the modes' inputs, the walk's limits and switches (stored.py)."""
+        modes = self.modes
+        return stable_text(
+            (
+                sorted(modes.root_mode_params),
+                sorted(modes.assigned_on_step),
+                sorted(modes.step_flags),
+                self.barriers_only,
+                sorted(self.dead_stores),
+                self.budget,
+                MAX_DEPTH,
+            )
+        )
+
+    def _cut_by_depth(self) -> None:
+        """A call the depth limit leaves out: the walks under way hold only at
+        this depth, and the root's result only where none was taken whole."""
+        self._truncating = True
+        self.truncated = True
 
     # ------------------------------------------------------------------ entry points
     def frame_for(
@@ -190,6 +226,8 @@ class Walker:
         on_yield: YieldHook | None,
     ) -> tuple[list[PathState], list[Exit]]:
         exits: list[Exit] = []
+        if depth > self._reach:
+            self._reach = depth
         for stmt in stmts:
             if not states:
                 break
@@ -313,6 +351,8 @@ class Walker:
             managers = [c for c in site.callees if c.function.has_decorator("contextmanager")]
             if managers and depth < MAX_DEPTH:
                 return self.enter_generator(site, managers, frame, states, depth, body)
+            if managers:
+                self._cut_by_depth()
             if site.constructs is not None:
                 return self.enter_object(site, frame, states, depth, body)
         else:
@@ -686,6 +726,8 @@ class Walker:
                 states = [s.on_launch(t, reads) for s in states]
         if site.callees and depth < MAX_DEPTH:
             return self.inline(site, frame, states, depth)
+        if site.callees:
+            self._cut_by_depth()
         return states
 
     def copy(self, site: CallSite, frame: Frame, states: list[PathState]) -> list[PathState] | None:
@@ -1029,7 +1071,7 @@ class Walker:
         real_frame = (fn.qualname, frame.scope.self_class, frame.self_path, frame.params)
         real_frame += (frame.anchors,)
         memo, renamer = self._memo.get(real_frame, start.assumptions), None
-        walked = memo is None  # else an earlier walk's, whose reads this one makes too
+        walked = False  # else an earlier walk's, whose reads this one makes too
         if memo is None and symbols is not None:
             sym_start = symbols.assumptions(start)
             sym_frame = (fn.qualname, frame.scope.self_class, symbols.self_path, symbols.params)
@@ -1037,8 +1079,10 @@ class Walker:
             one_name = partial(self.names.canonical, anchors=frame.anchors)
             memo = self._memo.get(sym_frame, sym_start.assumptions)
             renamer = symbols.renamer(one_name)
-            walked = memo is None
             if memo is None:
+                memo = self._taken(sym_frame, sym_start.assumptions, depth)
+            if memo is None:
+                walked = True
                 walk_frame = replace(
                     frame,
                     self_path=symbols.self_path,
@@ -1051,14 +1095,24 @@ class Walker:
                     self._memo.put(real_frame, start.assumptions, memo)
                 else:
                     self._memo.put(sym_frame, sym_start.assumptions, memo)
+                    self._keep(sym_frame, sym_start.assumptions, memo)
+            else:
+                self._memo.put(sym_frame, sym_start.assumptions, memo)
         elif memo is None:
-            memo = self._walk_callee(frame, start, depth)
+            memo = self._taken(real_frame, start.assumptions, depth)
+            if memo is None:
+                walked = True
+                memo = self._walk_callee(frame, start, depth)
+                self._keep(real_frame, start.assumptions, memo)
             self._memo.put(real_frame, start.assumptions, memo)
-        if not walked and memo.items and reads.LOG is not None:
-            reads.LOG.update(memo.items)
+        if self._nested:
+            self._nested[-1].append(memo)
+        if not walked:
+            self._reused(memo, depth)
         self._depend(memo.cuts)
         if renamer is not None:
-            memo = self._memo.put(real_frame, start.assumptions, memo.renamed(renamer))
+            renamed = StoredWalks.alias(memo.renamed(renamer), memo)
+            memo = self._memo.put(real_frame, start.assumptions, renamed)
         if CONSULTED:
             CONSULTED[-1].update(memo.read)  # the walk under way read them through this one
         self.host_syncs.replay(step, fn.qualname, memo.syncs, state.assumptions)
@@ -1080,6 +1134,10 @@ class Walker:
         self._completion_stack.append([])
         CONSULTED.append(set())
         self.host_syncs.enter_walk()
+        regions = self.host_syncs.regions_mark()
+        reach, truncating, work = self._reach, self._truncating, self.work
+        self._reach, self._truncating = depth + 1, False
+        self._nested.append([])
         outer = reads.push()
         try:
             fall, exits = self.run(frame, [start], depth + 1)
@@ -1089,12 +1147,48 @@ class Walker:
             inside = self._completion_stack.pop()
             consulted = CONSULTED.pop()
             syncs = self.host_syncs.leave_walk()
+            self._made_nested = self._nested.pop()
+            height, truncated = self._reach - depth, self._truncating
+            self._reach, self._truncating = max(reach, self._reach), truncating or truncated
         # Its exits merge like any join: the caller sees outcomes, not returns.
         outs = merge(dedupe(fall + [e.state for e in exits if not e.outer]))
         unchanged = not inside and len(outs) == 1 and outs[0] == start
         read = frozenset(k for k, _ in start.assumptions if k in consulted)
-        walk = CalleeWalk(outs, inside, frozenset(cuts), unchanged, read, syncs, items)
+        walk = CalleeWalk(
+            outs, inside, frozenset(cuts), unchanged, read, syncs, items,
+            self.host_syncs.regions_since(regions), height, truncated, self.work - work,
+        )  # fmt: skip
         return walk.reusable(start.assumptions)
+
+    def _taken(self, frame: tuple, start: Assumptions, depth: int) -> CalleeWalk | None:
+        """The walk an earlier run kept for this frame and start, where it holds
+        at this depth (stored.py); its work counts against the budget."""
+        if self.stored is None:
+            return None
+        walk = self.stored.lookup(frame, start)
+        if walk is None or depth + walk.height >= MAX_DEPTH:
+            return None
+        self.work += walk.work
+        if self.work > self.budget:
+            raise Incomplete(f"more than {self.budget} statement visits")
+        return walk
+
+    def _keep(self, frame: tuple, start: Assumptions, walk: CalleeWalk) -> None:
+        """A walk made here, for the next run, unless it holds only where it
+        was made (a recursion cut of a function active outside it, or a call
+        the depth limit left out)."""
+        if self.stored is not None and not walk.cuts and not walk.truncated:
+            self.stored.keep(frame, start, walk, self._made_nested)
+
+    def _reused(self, walk: CalleeWalk, depth: int) -> None:
+        """An earlier walk taken here: what walking it would have read, reached
+        and entered, as if it were walked."""
+        if walk.items and reads.LOG is not None:
+            reads.LOG.update(walk.items)
+        self._reach = max(self._reach, depth + walk.height)
+        if walk.truncated:
+            self._truncating = True
+        self.host_syncs.reenter(walk.regions)
 
     def _depend(self, cuts: frozenset[tuple[str, str | None]]) -> None:
         """The walks now under way above each cut function hold only while it is

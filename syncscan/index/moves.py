@@ -75,6 +75,23 @@ def line_map(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> L
     return moved if _in_order(moved) else None
 
 
+def changed_items(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> set[str]:
+    """The read `items` on which the two summaries differ, a move included: a
+    callee walk that read one holds its lines, so it is walked again (stored.py)."""
+    from syncscan.index.summary import markers
+
+    changed = set()
+    for entry in items:
+        if entry.partition("\0")[0] == "markers":
+            same = markers(before) == markers(after)
+        else:
+            moved = line_map(before, after, [entry])
+            same = moved is not None and all(old == new for old, new in moved.items())
+        if not same:
+            changed.add(entry)
+    return changed
+
+
 # Items of a class: its header, the set of its methods, one method by name,
 # and what its methods assign and name through `self` (summary.py).
 _CLASS_KINDS = frozenset({"class", "methods", "method", "class-assigned", "class-attributes"})

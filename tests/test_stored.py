@@ -1,0 +1,150 @@
+"""Callee walks kept from one run for the next (syncscan/flow/stored.py): after a
+statement is inserted into a function a walk read, a check takes the kept walks
+the edit left alone, and what it finds is what a fresh analysis finds, field by
+field; walks that read the edited function, or any function holding them, are
+walked again."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import BUGGY, SHAPES, copy_project, damage
+from test_reuse import _functions_read, checked
+
+from syncscan.findings import finding_to_data
+from syncscan.flow.stored import StoredWalks
+from syncscan.runner import RunResult, run
+
+PROBE = "_syncscan_probe = 0"
+
+
+def _insert_statement(path: Path, function: str, text: str = PROBE) -> None:
+    """`text` as the first statement of `function` in `path` (`function` named
+    by its qualname's tail: "Class.method", "helper", ...)."""
+    source = path.read_text(encoding="utf-8")
+    body: list[ast.stmt] = ast.parse(source).body
+    parts = [p for p in function.split(".") if p != "<locals>"]
+    for start in range(len(parts)):  # skip the module's dotted name
+        node = _named(body, parts[start:])
+        if node is not None:
+            first = node.body[0]
+            lines = source.splitlines(keepends=True)
+            lines.insert(first.lineno - 1, " " * first.col_offset + text + "\n")
+            path.write_text("".join(lines), encoding="utf-8")
+            return
+    raise AssertionError(f"no {function} in {path}")
+
+
+def _named(body: list[ast.stmt], names: list[str]) -> ast.FunctionDef | None:
+    for node in body:
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.name != names[0]:
+                continue
+            if len(names) == 1:
+                return node if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
+            return _named(node.body, names[1:])
+    return None
+
+
+def _same_as_fresh(result: RunResult, project: Path) -> None:
+    fresh = run(project, use_cache=False)
+    assert [finding_to_data(f) for f in result.findings] == [
+        finding_to_data(f) for f in fresh.findings
+    ]
+    assert result.diagnostics == fresh.diagnostics
+    assert result.notes == fresh.notes
+    assert result.analysis is not None and fresh.analysis is not None
+    # SYNC005's regions: those a kept walk entered are entered again.
+    assert result.analysis.sanctioned_regions == fresh.analysis.sanctioned_regions
+
+
+@pytest.mark.parametrize("project", SHAPES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_statement_edit_finds_what_a_fresh_analysis_finds(project: Path, tmp_path: Path) -> None:
+    copy = copy_project(project, tmp_path / "project")
+    cache = tmp_path / "cache"
+    first = checked(copy, cache)
+    for module, function in _functions_read(cache)[:4]:
+        path = first.project.modules[module]
+        _insert_statement(path, function)
+        again = checked(copy, cache)
+        assert again.stats["findings_reused"] == 0, function
+        _same_as_fresh(again, copy)
+
+
+def _taken(project: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[RunResult, set]:
+    """A check, and the functions whose kept walks it took."""
+    taken: set[str] = set()
+    lookup = StoredWalks.lookup
+
+    def noting(self, frame, start):  # type: ignore[no-untyped-def]
+        found = lookup(self, frame, start)
+        if found is not None:
+            taken.add(frame[0])
+        return found
+
+    monkeypatch.setattr(StoredWalks, "lookup", noting)
+    result = checked(project, cache)
+    monkeypatch.setattr(StoredWalks, "lookup", lookup)
+    return result, taken
+
+
+def test_kept_walks_are_taken_and_an_edit_walks_again_only_what_read_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The step root edited: the walks of its callees are taken. A callee
+    edited: its walk is walked again, the walks nested in it are taken."""
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    first = checked(project, cache)
+    assert first.stats["walks_reused"] == 0  # nothing kept yet
+    _insert_statement(project / "engine" / "runner.py", "Runner.execute_model")
+    root_edited, taken = _taken(project, cache, monkeypatch)
+    assert root_edited.stats["walks_reused"] == len(taken) > 0
+    assert "engine.inputs.StagedInputs.stage" in taken
+    _same_as_fresh(root_edited, project)
+    _insert_statement(project / "engine" / "inputs.py", "StagedInputs.stage")
+    callee_edited, taken_after = _taken(project, cache, monkeypatch)
+    assert "engine.inputs.StagedInputs.stage" not in taken_after
+    assert "engine.pool.SlotPool.write" in taken_after  # the walk nested in it: taken
+    _same_as_fresh(callee_edited, project)
+
+
+@pytest.mark.parametrize("how", ["truncate", "garbage", "[]", "null", "token", "rows", "format"])
+def test_damaged_kept_walks_are_ignored(tmp_path: Path, how: str) -> None:
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    checked(project, cache)
+    reshape = {
+        "token": lambda data: data.update(token="another"),
+        "rows": lambda data: data["rows"][0].__setitem__(8, '[[["Popen", "ls"]], [0]]'),
+        "format": lambda data: data.update(format=-1),
+    }.get(how, lambda data: None)
+    plain = how in ("truncate", "garbage", "[]", "null")
+    damage(cache / "walks.json", how if plain else "", reshape)
+    _insert_statement(project / "engine" / "runner.py", "Runner.execute_model")
+    again = checked(project, cache)
+    if how != "rows":  # one walk damaged: the others are still taken
+        assert again.stats["walks_reused"] == 0
+    _same_as_fresh(again, project)
+
+
+def test_vllm_0_28_a_statement_in_the_step_root_takes_the_kept_walks(
+    vllm_0_28: Path, tmp_path: Path
+) -> None:
+    """On real code: a statement inserted at the top of the V1 `execute_model`
+    (every line below it moves, so every walk of that file's methods below it
+    is walked again); the callee walks elsewhere are taken, and the result is
+    a fresh analysis's, field by field."""
+    tree = tmp_path / "src"
+    shutil.copytree(vllm_0_28, tree, ignore=shutil.ignore_patterns(".syncscan_cache"))
+    cache = tmp_path / "cache"
+    checked(tree, cache)
+    step_file = tree / "vllm" / "v1" / "worker" / "gpu_model_runner.py"
+    _insert_statement(step_file, "GPUModelRunner.execute_model")
+    edited = checked(tree, cache)
+    assert edited.stats["findings_reused"] == 0
+    assert edited.stats["walks_reused"] > 100
+    _same_as_fresh(edited, tree)
