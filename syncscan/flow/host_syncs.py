@@ -24,6 +24,8 @@ Trace = tuple[WitnessStep, ...]
 Mode = tuple[tuple[str, bool], ...]
 Region = tuple[str, int]  # (relative path, line) of a `with <sanctioned>():`
 RegionSite = tuple[str, int, bool]  # a sync met inside one: (path, line, certain)
+WalkRegions = tuple[tuple[Region, frozenset[RegionSite]], ...]  # a walk's own regions
+RegionsMark = tuple[int, int, dict[Region, frozenset[RegionSite]]]
 
 # A pack row of `overlapping_step_modes` saying steps always overlap.
 ALWAYS = "always"
@@ -95,8 +97,10 @@ class HostSyncs:
         # ((path, line, certain): `certain` False for a possible sync).
         self.regions: dict[Region, set[RegionSite]] = {}
         self._open: list[Region] = []
-        # Every region opened, in order: a callee walk keeps those opened inside it.
+        # Every region opened, and every sync site met (for the regions open
+        # then), in order: a callee walk keeps what it opened and met.
         self._opened: list[Region] = []
+        self._sites: list[RegionSite] = []
 
     # ------------------------------------------------------------------ recording
     def met(
@@ -137,8 +141,10 @@ class HostSyncs:
         elif not level.uncertain:
             level.uncertain = True
             level.syncs.setdefault(sync.key(), sync)
+        site = (sync.site.path, sync.site.line, sync.certain)
+        self._sites.append(site)
         for region in self._open:
-            self.regions[region].add((sync.site.path, sync.site.line, sync.certain))
+            self.regions[region].add(site)
 
     # ------------------------------------------------------------------ regions
     def is_sanctioned(self, names: list[str]) -> bool:
@@ -192,33 +198,38 @@ class HostSyncs:
                 )
             )
 
-    def regions_mark(self) -> tuple[int, dict[Region, frozenset[RegionSite]]]:
+    def regions_mark(self) -> RegionsMark:
         """Where the regions stand as a callee walk begins (`regions_since`)."""
         if not self.enabled:
-            return 0, {}
-        return len(self._opened), {r: frozenset(s) for r, s in self.regions.items()}
+            return 0, 0, {}
+        before = {r: frozenset(s) for r, s in self.regions.items()}
+        return len(self._opened), len(self._sites), before
 
-    def regions_since(
-        self, mark: tuple[int, dict[Region, frozenset[RegionSite]]]
-    ) -> tuple[tuple[Region, frozenset[RegionSite]], ...]:
+    def regions_since(self, mark: RegionsMark) -> tuple[WalkRegions, frozenset[RegionSite]]:
         """The regions a callee walk opened, with the sync sites it met inside
-        them: a reuse of the walk enters them again (`reenter`)."""
-        count, before = mark
-        opened = sorted(set(self._opened[count:]))
-        return tuple((r, frozenset(self.regions[r] - before.get(r, frozenset()))) for r in opened)
+        them, and every sync site it met (for the regions open around it): a
+        walk taken instead of walked enters and meets them again (`reenter`)."""
+        opened_count, sites_count, before = mark
+        opened = sorted(set(self._opened[opened_count:]))
+        inside = tuple((r, frozenset(self.regions[r] - before.get(r, frozenset()))) for r in opened)
+        return inside, frozenset(self._sites[sites_count:])
 
-    def reenter(self, regions: tuple[tuple[Region, frozenset[RegionSite]], ...]) -> None:
-        """The regions of a reused callee walk, as if it were walked here."""
-        for region, sites in regions:
-            self.regions.setdefault(region, set()).update(sites)
+    def reenter(self, regions: WalkRegions, sites: frozenset[RegionSite]) -> None:
+        """The regions and sync sites of a callee walk taken instead of walked,
+        as walking it here would have met them."""
+        for region, inside in regions:
+            self.regions.setdefault(region, set()).update(inside)
             self._opened.append(region)
+        self._sites.extend(sorted(sites))
+        for region in self._open:
+            self.regions[region].update(sites)
 
     def take_regions(self) -> dict[Region, frozenset[RegionSite]]:
         """The regions entered since the last call, with their syncs (between
         walks only: no region is open)."""
         found = {region: frozenset(sites) for region, sites in self.regions.items()}
         self.regions = {}
-        self._opened = []
+        self._opened, self._sites = [], []
         return found
 
     def take(self) -> tuple[HostSync, ...]:

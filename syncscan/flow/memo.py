@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from syncscan.findings import WitnessStep
-from syncscan.flow.host_syncs import HostSync, Region, RegionSite
+from syncscan.flow.host_syncs import HostSync, RegionSite, WalkRegions
 from syncscan.flow.state import PathState, without_carried
 from syncscan.flow.symbols import Renamer
 
@@ -40,9 +40,11 @@ class CalleeWalk:
     # The summary items the walk read, memo hits included (reads.py): a reuse
     # of the walk reads them too.
     items: frozenset[str] | set[str] = frozenset()
-    # The sanctioned regions it opened, with the sync sites met inside them
-    # (host_syncs.py): a reuse enters them again.
-    regions: tuple[tuple[Region, frozenset[RegionSite]], ...] = ()
+    # The sanctioned regions it opened, with the sync sites met inside them,
+    # and every sync site it met (host_syncs.py): a walk taken instead of
+    # walked enters and meets them again.
+    regions: WalkRegions = ()
+    sites: frozenset[RegionSite] = frozenset()
     # How many levels of bodies below its own it walked (walk.py MAX_DEPTH), and
     # whether that depth limit cut a call in it: a walk cut short holds only at
     # the depth it was made.

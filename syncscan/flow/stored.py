@@ -70,6 +70,10 @@ class StoredWalks:
         self._new: dict[str, Row] = {}  # rows made this run (extras by name)
         self._taken: set[str] = set()  # keys taken since `news` (what the next run needs)
         self._used: set[str] = set()  # keys taken this run, here or in a walk worker
+        # The walks nested in those taken whole in this root: a fresh walk
+        # of the root would have them memoised.
+        self._within: set[str] = set()
+        self._descendants: dict[str, frozenset[str]] = {}
         if changed is not None:
             try:
                 self._load(document, changed)
@@ -111,9 +115,15 @@ class StoredWalks:
     def frame_digest(self, frame: tuple) -> str:
         return _digest(self.config + stable_text(frame))
 
-    def lookup(self, frame: tuple, start: Assumptions) -> CalleeWalk | None:
+    def restart(self) -> None:
+        """A new root: nothing is taken in it yet."""
+        self.taken = 0
+        self._within = set()
+
+    def lookup(self, frame: tuple, start: Assumptions) -> tuple[CalleeWalk, bool] | None:
         """A valid kept walk of this frame for a start that agrees with it on
-        what it read, decoded, its items noted as the walk's own."""
+        what it read, decoded with its items; and whether a walk taken whole
+        earlier in this root holds it."""
         keys = self._by_frame.get(self.frame_digest(frame))
         if not keys:
             return None
@@ -138,8 +148,21 @@ class StoredWalks:
             self.taken += 1
             self._taken.add(key)
             self._used.add(key)
-            return walk
+            return walk, key in self._within
         return None
+
+    def taken_whole(self, walk: CalleeWalk) -> None:
+        """`walk` stands in for walking it here: the walks nested in it are
+        held from now on in this root."""
+        self._within |= self._nested_keys(walk.__dict__[_KEY])
+
+    def _nested_keys(self, key: str) -> frozenset[str]:
+        found = self._descendants.get(key)
+        if found is None:
+            children = self._rows[key][7]
+            found = frozenset(children).union(*(self._nested_keys(c) for c in children))
+            self._descendants[key] = found
+        return found
 
     def _closure(self, key: str) -> frozenset[str]:
         """Every item the kept walk read: its own and its nested walks'."""
@@ -156,24 +179,24 @@ class StoredWalks:
     def keep(
         self, frame: tuple, start: Assumptions, walk: CalleeWalk, nested: Iterable[CalleeWalk]
     ) -> None:
-        """A walk this run made, for the next run (its nested walks kept first)."""
+        """A walk this run made, for the next run, where every walk nested in it
+        is kept (they are, first): a run taking it holds them all."""
+        children: list[str] = []
+        covered: set[str] = set()
+        for child in nested:
+            child_key = child.__dict__.get(_KEY)
+            if child_key is None:
+                return  # a recursion cut inside it, or a walk cut short by depth
+            if child_key not in children:
+                children.append(child_key)
+                covered |= child.items
         digest = self.frame_digest(frame)
         read = sorted(walk.read)
         given = dict(start)
         restricted = [[k, given[k]] for k in read if k in given]
         key = _digest(digest + stable_text((read, restricted)))
         walk.__dict__[_KEY] = key
-        children: list[str] = []
-        covered: set[str] = set()
-        extras: set[str] = set()
-        for child in nested:
-            child_key = child.__dict__.get(_KEY)
-            if child_key is None:
-                extras |= child.items  # not kept (a recursion cut): its reads are this one's
-            elif child_key not in children:
-                children.append(child_key)
-                covered |= child.items
-        extras |= set(walk.items) - covered
+        extras = set(walk.items) - covered
         from syncscan.flow.codec import encode  # it names the walker's classes
 
         table, top = encode(dataclasses.replace(walk, items=frozenset()))

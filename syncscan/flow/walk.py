@@ -151,7 +151,7 @@ class Walker:
         self.work = 0
         self.truncated = False
         if self.stored is not None:
-            self.stored.taken = 0
+            self.stored.restart()
 
     def configuration(self) -> str:
         """What a callee walk depends on besides its frame, start and items:
@@ -1080,7 +1080,7 @@ class Walker:
             memo = self._memo.get(sym_frame, sym_start.assumptions)
             renamer = symbols.renamer(one_name)
             if memo is None:
-                memo = self._taken(sym_frame, sym_start.assumptions, depth)
+                memo, walked = self._taken(sym_frame, sym_start.assumptions, depth)
             if memo is None:
                 walked = True
                 walk_frame = replace(
@@ -1099,7 +1099,7 @@ class Walker:
             else:
                 self._memo.put(sym_frame, sym_start.assumptions, memo)
         elif memo is None:
-            memo = self._taken(real_frame, start.assumptions, depth)
+            memo, walked = self._taken(real_frame, start.assumptions, depth)
             if memo is None:
                 walked = True
                 memo = self._walk_callee(frame, start, depth)
@@ -1107,8 +1107,8 @@ class Walker:
             self._memo.put(real_frame, start.assumptions, memo)
         if self._nested:
             self._nested[-1].append(memo)
-        if not walked:
-            self._reused(memo, depth)
+        if walked is not True:
+            self._reused(memo, depth, walked is None)
         self._depend(memo.cuts)
         if renamer is not None:
             renamed = StoredWalks.alias(memo.renamed(renamer), memo)
@@ -1154,24 +1154,36 @@ class Walker:
         outs = merge(dedupe(fall + [e.state for e in exits if not e.outer]))
         unchanged = not inside and len(outs) == 1 and outs[0] == start
         read = frozenset(k for k, _ in start.assumptions if k in consulted)
+        own_regions, sites = self.host_syncs.regions_since(regions)
         walk = CalleeWalk(
             outs, inside, frozenset(cuts), unchanged, read, syncs, items,
-            self.host_syncs.regions_since(regions), height, truncated, self.work - work,
+            own_regions, sites, height, truncated, self.work - work,
         )  # fmt: skip
         return walk.reusable(start.assumptions)
 
-    def _taken(self, frame: tuple, start: Assumptions, depth: int) -> CalleeWalk | None:
-        """The walk an earlier run kept for this frame and start, where it holds
-        at this depth (stored.py); its work counts against the budget."""
+    def _taken(
+        self, frame: tuple, start: Assumptions, depth: int
+    ) -> tuple[CalleeWalk | None, bool | None]:
+        """The walk an earlier run kept for this frame and start (stored.py),
+        and how it stands in for walking: None where it is taken as if walked
+        here (it must hold at this depth; its work counts against the budget),
+        False where a walk taken earlier in this root held it (a fresh run
+        would have it memoised)."""
         if self.stored is None:
-            return None
-        walk = self.stored.lookup(frame, start)
-        if walk is None or depth + walk.height >= MAX_DEPTH:
-            return None
+            return None, False
+        found = self.stored.lookup(frame, start)
+        if found is None:
+            return None, False
+        walk, nested = found
+        if nested:
+            return walk, False
+        if depth + walk.height >= MAX_DEPTH:
+            return None, False
         self.work += walk.work
         if self.work > self.budget:
             raise Incomplete(f"more than {self.budget} statement visits")
-        return walk
+        self.stored.taken_whole(walk)
+        return walk, None
 
     def _keep(self, frame: tuple, start: Assumptions, walk: CalleeWalk) -> None:
         """A walk made here, for the next run, unless it holds only where it
@@ -1180,15 +1192,17 @@ class Walker:
         if self.stored is not None and not walk.cuts and not walk.truncated:
             self.stored.keep(frame, start, walk, self._made_nested)
 
-    def _reused(self, walk: CalleeWalk, depth: int) -> None:
-        """An earlier walk taken here: what walking it would have read, reached
-        and entered, as if it were walked."""
+    def _reused(self, walk: CalleeWalk, depth: int, as_walked: bool) -> None:
+        """An earlier walk used here: what walking it read and reached; and,
+        where it stands in for walking it (`as_walked`), the regions it
+        entered and the sync sites it met."""
         if walk.items and reads.LOG is not None:
             reads.LOG.update(walk.items)
         self._reach = max(self._reach, depth + walk.height)
         if walk.truncated:
             self._truncating = True
-        self.host_syncs.reenter(walk.regions)
+        if as_walked:
+            self.host_syncs.reenter(walk.regions, walk.sites)
 
     def _depend(self, cuts: frozenset[tuple[str, str | None]]) -> None:
         """The walks now under way above each cut function hold only while it is
