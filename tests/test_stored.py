@@ -79,8 +79,8 @@ def _taken(project: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> tuple
     taken: set[str] = set()
     lookup = StoredWalks.lookup
 
-    def noting(self, frame, start):  # type: ignore[no-untyped-def]
-        found = lookup(self, frame, start)
+    def noting(self, frame, start, blocked):  # type: ignore[no-untyped-def]
+        found = lookup(self, frame, start, blocked)
         if found is not None:
             taken.add(frame[0])
         return found

@@ -308,7 +308,7 @@ class StepAnalyzer:
         except RecursionError:  # a shape no depth limit foresaw: say so, never crash
             return "code nested too deeply to follow"
         taken = walker.stored is not None and walker.stored.taken
-        if taken and (walker.truncated or walker.work > walker.budget // 2):
+        if taken and walker.work > walker.budget // 2:
             return self._walk_afresh(root)
         unique: dict[tuple, Final] = {}
         for state, returns in finals:
@@ -316,10 +316,10 @@ class StepAnalyzer:
         return list(unique.values())
 
     def _walk_afresh(self, root: StepRoot) -> list[Final] | str:
-        """`_walk` without the walks an earlier run kept: where the depth limit
-        cut a call, or the budget came near, a kept walk may not be what
-        walking it here gives (it was made at another depth, its work counted
-        as it was then), so the root's result is the one a fresh walk gives."""
+        """`_walk` without the walks an earlier run kept: where the budget came
+        near, the work a kept walk counts (as it was when made) may not be what
+        walking it here costs, so the root's result is the one a fresh walk
+        gives."""
         walker, stored = self.walker, self.walker.stored
         walker.host_syncs.take()  # what the first try met is not this root's
         walker.host_syncs.take_regions()

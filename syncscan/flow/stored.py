@@ -3,14 +3,17 @@
 A callee walk is a function of its frame, the part of its start it read, the
 walker's configuration and the summary items it read (reads.py: every memo
 hit included, which tests/test_walk_reads.py holds). A run keeps each walk it
-made (not those that cut a recursion of a function active outside them, nor
-those the depth limit cut short: both hold only where they were made); the
-next run, where an edit changed some items the recorded run read (reuse.py),
+made, unless it or a walk nested in it cut a recursion of a function active
+outside it or was cut short by the depth limit (such a walk holds only where
+it was made); the next run, where an edit changed some items the recorded run read (reuse.py),
 takes a kept walk instead of walking again while none of its items changed,
 so an edit re-walks only what read it, and the callers that compose the
-rest. The result is the one a fresh walk gives: the walk is the same, and a
-root that met the depth limit or came near the budget with kept walks is
-walked again without them (step.py).
+rest. The result is the one a fresh walk gives: the walk is the same; taken
+in place of a walk, it enters the regions and meets the sync sites walking
+it met (SYNC005), and a walk nested in it, met again later in the root, is
+used as the memo hit a fresh walk would have; and a root that met the depth
+limit or came near the budget with kept walks is walked again without them
+(step.py).
 
 A walk's items are many (vLLM 0.33.0: 172 on average, 1.37 M over 8,007
 walks), so each is stored as the items it read itself (`extras`) and the keys
@@ -29,10 +32,11 @@ from typing import Any
 
 from syncscan.flow.memo import Assumptions, CalleeWalk
 
-FORMAT = 1
+FORMAT = 2
 # A row: key, frame digest, predicates read, the start restricted to them,
 # height, work, extras (item ids in the document, item names in transit),
-# nested walks' keys, and the walk's state table (JSON text).
+# nested walks' keys, the walk's state table (JSON text), and its function
+# (`context`: qualname and `self` class).
 Row = list[Any]
 _KEY = "stored_key"  # set on each walk object kept or taken (not a field: never compared)
 
@@ -60,8 +64,8 @@ class StoredWalks:
     run makes, for the next run."""
 
     def __init__(self, document: Any, changed: frozenset[str] | None, config: str) -> None:
-        self.config = config
-        self.taken = 0  # walks taken from the store this run
+        self.config = _digest(config)  # the walker's configuration (walk.py), as a digest
+        self.taken = 0  # walks taken from the store in this root
         self._items: list[str] = []
         self._index: dict[str, int] = {}
         self._rows: dict[str, Row] = {}  # key -> row, of the recorded run's valid walks
@@ -74,6 +78,7 @@ class StoredWalks:
         # of the root would have them memoised.
         self._within: set[str] = set()
         self._descendants: dict[str, frozenset[str]] = {}
+        self._functions: dict[str, frozenset[str]] = {}
         if changed is not None:
             try:
                 self._load(document, changed)
@@ -94,7 +99,7 @@ class StoredWalks:
             return
         self._items = [str(i) for i in items]
         self._index = {item: n for n, item in enumerate(self._items)}
-        by_key = {row[0]: row for row in rows if isinstance(row, list) and len(row) == 9}
+        by_key = {row[0]: row for row in rows if isinstance(row, list) and len(row) == 10}
         touched = {self._index[i] for i in changed if i in self._index}
         parents: dict[str, list[str]] = {}
         bad = []
@@ -120,10 +125,16 @@ class StoredWalks:
         self.taken = 0
         self._within = set()
 
-    def lookup(self, frame: tuple, start: Assumptions) -> tuple[CalleeWalk, bool] | None:
+    def lookup(
+        self, frame: tuple, start: Assumptions, blocked: frozenset[str] | set[str]
+    ) -> tuple[CalleeWalk, bool] | None:
         """A valid kept walk of this frame for a start that agrees with it on
         what it read, decoded with its items; and whether a walk taken whole
-        earlier in this root holds it."""
+        earlier in this root holds it. One to be taken whole is refused where
+        it or a walk nested in it runs a function in `blocked` (`context`):
+        one active now, whose call a fresh walk would cut as a recursion, or
+        one this root walked in a way no run keeps (a fresh walk would reuse
+        that walk, cut short or cut by a recursion, where the kept one did not)."""
         keys = self._by_frame.get(self.frame_digest(frame))
         if not keys:
             return None
@@ -133,6 +144,9 @@ class StoredWalks:
             read = row[2]
             restricted = [[k, given[k]] for k in read if k in given]
             if restricted != row[3]:
+                continue
+            within = key in self._within
+            if not within and blocked and not blocked.isdisjoint(self._functions_below(key)):
                 continue
             from syncscan.flow.codec import decode  # it names the walker's classes
 
@@ -148,13 +162,22 @@ class StoredWalks:
             self.taken += 1
             self._taken.add(key)
             self._used.add(key)
-            return walk, key in self._within
+            return walk, within
         return None
 
     def taken_whole(self, walk: CalleeWalk) -> None:
         """`walk` stands in for walking it here: the walks nested in it are
         held from now on in this root."""
         self._within |= self._nested_keys(walk.__dict__[_KEY])
+
+    def _functions_below(self, key: str) -> frozenset[str]:
+        """The functions the kept walk and the walks nested in it run."""
+        found = self._functions.get(key)
+        if found is None:
+            row = self._rows[key]
+            found = frozenset({row[9]}).union(*(self._functions_below(c) for c in row[7]))
+            self._functions[key] = found
+        return found
 
     def _nested_keys(self, key: str) -> frozenset[str]:
         found = self._descendants.get(key)
@@ -177,8 +200,13 @@ class StoredWalks:
 
     # ------------------------------------------------------------------ keeping
     def keep(
-        self, frame: tuple, start: Assumptions, walk: CalleeWalk, nested: Iterable[CalleeWalk]
-    ) -> None:
+        self,
+        frame: tuple,
+        start: Assumptions,
+        walk: CalleeWalk,
+        nested: Iterable[CalleeWalk],
+        function: str,
+    ) -> bool:
         """A walk this run made, for the next run, where every walk nested in it
         is kept (they are, first): a run taking it holds them all."""
         children: list[str] = []
@@ -186,7 +214,7 @@ class StoredWalks:
         for child in nested:
             child_key = child.__dict__.get(_KEY)
             if child_key is None:
-                return  # a recursion cut inside it, or a walk cut short by depth
+                return False  # a recursion cut inside it, or a walk cut short by depth
             if child_key not in children:
                 children.append(child_key)
                 covered |= child.items
@@ -202,7 +230,8 @@ class StoredWalks:
         table, top = encode(dataclasses.replace(walk, items=frozenset()))
         text = json.dumps([table, top], separators=(",", ":"))
         row = [key, digest, read, restricted, walk.height, walk.work, sorted(extras)]
-        self._new[key] = [*row, children, text]
+        self._new[key] = [*row, children, text, function]
+        return True
 
     @staticmethod
     def alias(copy: CalleeWalk, original: CalleeWalk) -> CalleeWalk:

@@ -138,18 +138,19 @@ class Walker:
         self.stored: StoredWalks | None = None
         # Per callee walk under way, the walks nested in it; the deepest body
         # depth reached and whether the depth limit cut a call, in the walk
-        # under way; and, for the root, whether the limit cut any call.
+        # under way.
         self._nested: list[list[CalleeWalk]] = []
         self._made_nested: list[CalleeWalk] = []
         self._reach = 0
         self._truncating = False
-        self.truncated = False
+        # The functions this root walked in a way no run keeps (stored.py).
+        self._unkept: set[str] = set()
 
     def restart(self) -> None:
         """Forget the callee walks and the work done: a new root begins."""
         self._memo = CalleeMemo()
         self.work = 0
-        self.truncated = False
+        self._unkept = set()
         if self.stored is not None:
             self.stored.restart()
 
@@ -171,9 +172,8 @@ class Walker:
 
     def _cut_by_depth(self) -> None:
         """A call the depth limit leaves out: the walks under way hold only at
-        this depth, and the root's result only where none was taken whole."""
+        this depth (stored.py keeps none of them)."""
         self._truncating = True
-        self.truncated = True
 
     # ------------------------------------------------------------------ entry points
     def frame_for(
@@ -1171,7 +1171,8 @@ class Walker:
         would have it memoised)."""
         if self.stored is None:
             return None, False
-        found = self.stored.lookup(frame, start)
+        blocked = self._unkept.union(_function_name(*c) for c in self._active)
+        found = self.stored.lookup(frame, start, blocked)
         if found is None:
             return None, False
         walk, nested = found
@@ -1189,8 +1190,12 @@ class Walker:
         """A walk made here, for the next run, unless it holds only where it
         was made (a recursion cut of a function active outside it, or a call
         the depth limit left out)."""
-        if self.stored is not None and not walk.cuts and not walk.truncated:
-            self.stored.keep(frame, start, walk, self._made_nested)
+        if self.stored is None:
+            return
+        function = _function_name(frame[0], frame[1])
+        kept = not walk.cuts and not walk.truncated
+        if not (kept and self.stored.keep(frame, start, walk, self._made_nested, function)):
+            self._unkept.add(function)
 
     def _reused(self, walk: CalleeWalk, depth: int, as_walked: bool) -> None:
         """An earlier walk used here: what walking it read and reached; and,
@@ -1241,6 +1246,11 @@ class Walker:
         return ReturnInfo(
             frame.relpath, stmt.line, frame.function.qualname, types, is_none, text, stmt.col
         )
+
+
+def _function_name(qualname: str, self_class: str | None) -> str:
+    """A function as stored walks name it: with the class its `self` is."""
+    return f"{qualname}|{self_class or ''}"
 
 
 def with_fall_through(exits: list[Exit], fall: list[PathState], frame: Frame) -> list[Exit]:
