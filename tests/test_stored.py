@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import BUGGY, SHAPES, copy_project, damage
+from helpers import BUGGY, SHAPES, copy_project, damage, write_project
 from test_reuse import _functions_read, checked
 
 from syncscan.findings import finding_to_data
@@ -59,6 +59,13 @@ def _same_as_fresh(result: RunResult, project: Path) -> None:
     assert result.analysis is not None and fresh.analysis is not None
     # SYNC005's regions: those a kept walk entered are entered again.
     assert result.analysis.sanctioned_regions == fresh.analysis.sanctioned_regions
+    # And every root's paths, state by state.
+    assert _paths(result) == _paths(fresh)
+
+
+def _paths(result: RunResult) -> list[tuple]:
+    assert result.analysis is not None
+    return [(r.root.name, r.paths, r.incomplete) for r in result.analysis.step_results]
 
 
 @pytest.mark.parametrize("project", SHAPES, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -79,8 +86,8 @@ def _taken(project: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> tuple
     taken: set[str] = set()
     lookup = StoredWalks.lookup
 
-    def noting(self, frame, start, blocked):  # type: ignore[no-untyped-def]
-        found = lookup(self, frame, start, blocked)
+    def noting(self, frame, start):  # type: ignore[no-untyped-def]
+        found = lookup(self, frame, start)
         if found is not None:
             taken.add(frame[0])
         return found
@@ -110,6 +117,70 @@ def test_kept_walks_are_taken_and_an_edit_walks_again_only_what_read_it(
     assert "engine.inputs.StagedInputs.stage" not in taken_after
     assert "engine.pool.SlotPool.write" in taken_after  # the walk nested in it: taken
     _same_as_fresh(callee_edited, project)
+
+
+HELPER = """
+import torch
+
+
+class Helper:
+    def __init__(self):
+        self.buf = torch.zeros(8, pin_memory=True)
+        self.dev = torch.zeros(8, device="cuda")
+
+    def g(self):
+        self.h(False)
+
+    def h(self, again):
+        if again:
+            self.g()
+        self.dev.copy_(self.buf, non_blocking=True)
+"""
+RUNNER = """
+from engine.helper import Helper
+
+
+class Runner:
+    def __init__(self):
+        self.helper = Helper()
+
+    def execute_model(self, batch):
+        self.helper.g()
+        self.helper.h(True)
+        return None
+"""
+ONE_ROOT = """
+[pack]
+name = "one"
+[[step_root]]
+class = "engine.runner.Runner"
+method = "execute_model"
+"""
+
+
+def test_a_walk_made_from_a_memoised_one_is_kept_only_where_walking_gives_the_same(
+    tmp_path: Path,
+) -> None:
+    """The step walks `g` (which runs `h(False)`), then `h(True)`, which calls
+    `g` again: the memoised walk of `g` is reused there, though walking `g`
+    inside `h` would cut its call of `h` as a recursion. The walk of
+    `h(True)` is what this order made, so no run keeps it: once the step calls
+    `h(True)` first, the walks are a fresh analysis's, path by path."""
+    project = write_project(
+        tmp_path / "project",
+        {"engine/__init__.py": "", "engine/helper.py": HELPER, "engine/runner.py": RUNNER},
+        ONE_ROOT,
+    )
+    cache = tmp_path / "cache"
+    checked(project, cache)
+    runner = project / "engine" / "runner.py"
+    text = runner.read_text(encoding="utf-8")
+    first, second = "        self.helper.g()\n", "        self.helper.h(True)\n"
+    assert first + second in text
+    runner.write_text(text.replace(first + second, second + first), encoding="utf-8")
+    again = checked(project, cache)
+    assert again.stats["walks_reused"] >= 1  # the walk of `g` from the step itself
+    _same_as_fresh(again, project)
 
 
 @pytest.mark.parametrize("how", ["truncate", "garbage", "[]", "null", "token", "rows", "format"])

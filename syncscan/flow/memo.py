@@ -51,6 +51,9 @@ class CalleeWalk:
     height: int = 0
     truncated: bool = False
     work: int = 0  # statement visits it cost (the budget), nested walks included
+    # The functions it ran, nested walks' included ("qualname|self class"): a
+    # walk reused where one of them is active would not be what walking gives.
+    functions: frozenset[str] = frozenset()
 
     def renamed(self, renamer: Renamer) -> CalleeWalk:
         return replace(

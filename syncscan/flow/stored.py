@@ -125,16 +125,10 @@ class StoredWalks:
         self.taken = 0
         self._within = set()
 
-    def lookup(
-        self, frame: tuple, start: Assumptions, blocked: frozenset[str] | set[str]
-    ) -> tuple[CalleeWalk, bool] | None:
+    def lookup(self, frame: tuple, start: Assumptions) -> tuple[CalleeWalk, bool] | None:
         """A valid kept walk of this frame for a start that agrees with it on
-        what it read, decoded with its items; and whether a walk taken whole
-        earlier in this root holds it. One to be taken whole is refused where
-        it or a walk nested in it runs a function in `blocked` (`context`):
-        one active now, whose call a fresh walk would cut as a recursion, or
-        one this root walked in a way no run keeps (a fresh walk would reuse
-        that walk, cut short or cut by a recursion, where the kept one did not)."""
+        what it read, decoded with its items and functions; and whether a walk
+        taken whole earlier in this root holds it."""
         keys = self._by_frame.get(self.frame_digest(frame))
         if not keys:
             return None
@@ -145,9 +139,6 @@ class StoredWalks:
             restricted = [[k, given[k]] for k in read if k in given]
             if restricted != row[3]:
                 continue
-            within = key in self._within
-            if not within and blocked and not blocked.isdisjoint(self._functions_below(key)):
-                continue
             from syncscan.flow.codec import decode  # it names the walker's classes
 
             try:
@@ -157,12 +148,14 @@ class StoredWalks:
                 continue
             if not isinstance(walk, CalleeWalk):
                 continue
-            walk = dataclasses.replace(walk, items=self._closure(key))
+            walk = dataclasses.replace(
+                walk, items=self._closure(key), functions=self._functions_below(key)
+            )
             walk.__dict__[_KEY] = key
             self.taken += 1
             self._taken.add(key)
             self._used.add(key)
-            return walk, within
+            return walk, key in self._within
         return None
 
     def taken_whole(self, walk: CalleeWalk) -> None:
@@ -227,7 +220,7 @@ class StoredWalks:
         extras = set(walk.items) - covered
         from syncscan.flow.codec import encode  # it names the walker's classes
 
-        table, top = encode(dataclasses.replace(walk, items=frozenset()))
+        table, top = encode(dataclasses.replace(walk, items=frozenset(), functions=frozenset()))
         text = json.dumps([table, top], separators=(",", ":"))
         row = [key, digest, read, restricted, walk.height, walk.work, sorted(extras)]
         self._new[key] = [*row, children, text, function]

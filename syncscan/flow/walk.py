@@ -1155,9 +1155,12 @@ class Walker:
         unchanged = not inside and len(outs) == 1 and outs[0] == start
         read = frozenset(k for k, _ in start.assumptions if k in consulted)
         own_regions, sites = self.host_syncs.regions_since(regions)
+        functions = frozenset({_function_name(*context)}).union(
+            *(nested.functions for nested in self._made_nested)
+        )
         walk = CalleeWalk(
             outs, inside, frozenset(cuts), unchanged, read, syncs, items,
-            own_regions, sites, height, truncated, self.work - work,
+            own_regions, sites, height, truncated, self.work - work, functions,
         )  # fmt: skip
         return walk.reusable(start.assumptions)
 
@@ -1171,14 +1174,16 @@ class Walker:
         would have it memoised)."""
         if self.stored is None:
             return None, False
-        blocked = self._unkept.union(_function_name(*c) for c in self._active)
-        found = self.stored.lookup(frame, start, blocked)
+        found = self.stored.lookup(frame, start)
         if found is None:
             return None, False
         walk, nested = found
         if nested:
             return walk, False
-        if depth + walk.height >= MAX_DEPTH:
+        # Walked here, it would cut a recursion into a function active now, or
+        # reuse a walk this root made in a way no run keeps; or meet the depth limit.
+        blocked = not walk.functions.isdisjoint(self._unkept | self._active_functions())
+        if blocked or depth + walk.height >= MAX_DEPTH:
             return None, False
         self.work += walk.work
         if self.work > self.budget:
@@ -1197,14 +1202,21 @@ class Walker:
         if not (kept and self.stored.keep(frame, start, walk, self._made_nested, function)):
             self._unkept.add(function)
 
+    def _active_functions(self) -> set[str]:
+        return {_function_name(*context) for context in self._active}
+
     def _reused(self, walk: CalleeWalk, depth: int, as_walked: bool) -> None:
         """An earlier walk used here: what walking it read and reached; and,
         where it stands in for walking it (`as_walked`), the regions it
-        entered and the sync sites it met."""
+        entered and the sync sites it met. Where it runs a function active
+        now, walking it here would have cut that call: the walks under way
+        are what this order of walks made, and no run keeps them."""
         if walk.items and reads.LOG is not None:
             reads.LOG.update(walk.items)
         self._reach = max(self._reach, depth + walk.height)
-        if walk.truncated:
+        if walk.truncated or (
+            self._active and not walk.functions.isdisjoint(self._active_functions())
+        ):
             self._truncating = True
         if as_walked:
             self.host_syncs.reenter(walk.regions, walk.sites)
