@@ -14,7 +14,10 @@ file whose new summary agrees with the recorded one on every item read, up to
 lines that moved (moves.py), counts as unchanged, its findings carried to the
 new lines (relocate.py). Any change the analysis reads (a callee, a base
 class, a re-export, a statement it walks) discards the record and the
-findings are recomputed from summaries.
+findings are recomputed from summaries; the record then says which of the
+items read changed (moves included), and the callee walks kept beside it
+(flow/stored.py, in a document of their own) that read none of them are taken
+instead of walked again.
 """
 
 from __future__ import annotations

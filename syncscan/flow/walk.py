@@ -1060,6 +1060,8 @@ class Walker:
         the function through other objects reuse it; a walk that met a
         recursion cut of a function active outside it is kept under the real
         names only, since it holds only while that function is active.
+        Where this run has no walk of the kind, one an earlier run kept may be
+        taken instead (stored.py, `_taken`).
         """
         fn = frame.function
         self.work += _stream_weight([state])  # composing carries the caller's stream facts
