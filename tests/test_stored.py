@@ -7,6 +7,7 @@ walked again."""
 from __future__ import annotations
 
 import ast
+import json
 import shutil
 from pathlib import Path
 
@@ -183,22 +184,30 @@ def test_a_walk_made_from_a_memoised_one_is_kept_only_where_walking_gives_the_sa
     _same_as_fresh(again, project)
 
 
-@pytest.mark.parametrize("how", ["truncate", "garbage", "[]", "null", "token", "rows", "format"])
+FOREIGN_STATE = json.dumps([[["CalleeWalk", *(["oops"] * 13)]], [0]])
+RESHAPED = {
+    "token": lambda data: data.update(token="another"),
+    "format": lambda data: data.update(format=-1),
+    "class": lambda data: [row.__setitem__(8, '[[["Popen", "ls"]], [0]]') for row in data["rows"]],
+    "state": lambda data: [row.__setitem__(8, FOREIGN_STATE) for row in data["rows"]],
+    "items": lambda data: [row.__setitem__(6, ["x"]) for row in data["rows"]],
+    "index": lambda data: [row.__setitem__(6, [10**9]) for row in data["rows"]],
+    "row": lambda data: data["rows"].append([1, 2]),
+}
+
+
+@pytest.mark.parametrize("how", ["truncate", "garbage", "[]", "null", *RESHAPED])
 def test_damaged_kept_walks_are_ignored(tmp_path: Path, how: str) -> None:
     project = copy_project(BUGGY, tmp_path / "project")
     cache = tmp_path / "cache"
     checked(project, cache)
-    reshape = {
-        "token": lambda data: data.update(token="another"),
-        "rows": lambda data: data["rows"][0].__setitem__(8, '[[["Popen", "ls"]], [0]]'),
-        "format": lambda data: data.update(format=-1),
-    }.get(how, lambda data: None)
-    plain = how in ("truncate", "garbage", "[]", "null")
-    damage(cache / "walks.json", how if plain else "", reshape)
+    damage(cache / "walks.json", how, RESHAPED.get(how, lambda data: None))
     _insert_statement(project / "engine" / "runner.py", "Runner.execute_model")
     again = checked(project, cache)
-    if how != "rows":  # one walk damaged: the others are still taken
+    if how != "row":  # a foreign row beside good ones: the good ones are taken
         assert again.stats["walks_reused"] == 0
+    else:
+        assert again.stats["walks_reused"] > 0
     _same_as_fresh(again, project)
 
 

@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from syncscan.flow.memo import Assumptions, CalleeWalk
+from syncscan.flow.state import PathState
 
 FORMAT = 2
 # A row: key, frame digest, predicates read, the start restricted to them,
@@ -53,6 +54,37 @@ def stable_text(value: Any) -> str:
         fields = tuple(getattr(value, f.name) for f in dataclasses.fields(value))
         return type(value).__name__ + stable_text(fields)
     raise TypeError(f"no stable text for a {type(value).__name__}")
+
+
+def _well_formed(row: Any, items: int) -> bool:
+    """A row as `keep` writes it (a foreign or damaged one is dropped, and the
+    walks holding it with it)."""
+    return (
+        isinstance(row, list)
+        and len(row) == 10
+        and all(isinstance(row[i], str) for i in (0, 1, 8, 9))
+        and all(isinstance(row[i], list) for i in (2, 3, 6, 7))
+        and all(isinstance(row[i], int) for i in (4, 5))
+        and all(isinstance(name, str) for name in row[2])
+        and all(isinstance(i, int) and 0 <= i < items for i in row[6])
+        and all(isinstance(key, str) for key in row[7])
+    )
+
+
+def _plausible(walk: Any) -> bool:
+    """A decoded walk with the shape a walk has (the codec builds only known
+    classes, not their fields' types)."""
+    return (
+        isinstance(walk, CalleeWalk)
+        and isinstance(walk.outs, list)
+        and all(isinstance(s, PathState) for s in walk.outs)
+        and isinstance(walk.inside, list)
+        and isinstance(walk.syncs, tuple)
+        and isinstance(walk.regions, tuple)
+        and isinstance(walk.read, frozenset)
+        and isinstance(walk.height, int)
+        and isinstance(walk.work, int)
+    )
 
 
 def _digest(text: str) -> str:
@@ -99,7 +131,7 @@ class StoredWalks:
             return
         self._items = [str(i) for i in items]
         self._index = {item: n for n, item in enumerate(self._items)}
-        by_key = {row[0]: row for row in rows if isinstance(row, list) and len(row) == 10}
+        by_key = {row[0]: row for row in rows if _well_formed(row, len(self._items))}
         touched = {self._index[i] for i in changed if i in self._index}
         parents: dict[str, list[str]] = {}
         bad = []
@@ -146,7 +178,7 @@ class StoredWalks:
                 walk = decode(table, top)
             except ValueError:
                 continue
-            if not isinstance(walk, CalleeWalk):
+            if not _plausible(walk):
                 continue
             walk = dataclasses.replace(
                 walk, items=self._closure(key), functions=self._functions_below(key)
