@@ -305,7 +305,9 @@ def _analyse(
     }
     if nothing := nothing_analysed(packs, stats):
         notes.append(nothing)
-    skipped = list(program.diagnostics)
+    # By place, not by when a module was first asked for: a walk taken from an
+    # earlier run (stored.py) asks for its modules when it is taken.
+    skipped = sorted(program.diagnostics, key=lambda d: (d.path, d.line, d.message))
     diagnostics = skipped + incomplete_roots(analysis, skipped)
     return reuse.Analysed(findings, diagnostics, notes, stats, _function_lines(findings, program))
 

@@ -17,6 +17,7 @@ from test_reuse import _functions_read, checked
 
 from syncscan.findings import finding_to_data
 from syncscan.flow.stored import StoredWalks
+from syncscan.report.json_report import VOLATILE_STATS
 from syncscan.runner import RunResult, run
 
 PROBE = "_syncscan_probe = 0"
@@ -57,11 +58,17 @@ def _same_as_fresh(result: RunResult, project: Path) -> None:
     ]
     assert result.diagnostics == fresh.diagnostics
     assert result.notes == fresh.notes
+    # The run's inputs too: a kept walk loads the modules walking it would have.
+    assert _stable_stats(result) == _stable_stats(fresh)
     assert result.analysis is not None and fresh.analysis is not None
     # SYNC005's regions: those a kept walk entered are entered again.
     assert result.analysis.sanctioned_regions == fresh.analysis.sanctioned_regions
     # And every root's paths, state by state.
     assert _paths(result) == _paths(fresh)
+
+
+def _stable_stats(result: RunResult) -> dict:
+    return {k: v for k, v in result.stats.items() if k not in VOLATILE_STATS}
 
 
 def _paths(result: RunResult) -> list[tuple]:

@@ -21,7 +21,9 @@ its methods, where they are iterated), "method" (whether it has the method
 and "class-attributes" (the names they use through `self`). Of a function:
 "function" (every field but the two below, positions included), "assigned"
 (its `self.x = ...` assignments) and "attributes" (the names it reads through
-`self`). One item is not a module's: `\\0 defs \\0 method`, a subclass query
+`self`). A module asked for that has no summary (it does not parse) is item
+"unsummarised" (no record holds while its file changes: reuse.py). One item
+is not a module's: `\\0 defs \\0 method`, a subclass query
 for overrides of `method`, which reads every file's class headers and whether
 it defines that name.
 

@@ -71,7 +71,10 @@ class Program:
         """The module's summary (None where it cannot be had). Its content
         notes its own reads (reads.py): asking for it reads nothing yet."""
         if module in self._summaries:
-            return self._summaries[module]
+            found = self._summaries[module]
+            if found is None:
+                self._note_unsummarised(module)
+            return found
         path = self.project.modules.get(module)
         summary = None
         if path is not None and self.on_load is not None:
@@ -82,7 +85,15 @@ class Program:
             except SummaryError as exc:
                 self.diagnostics.append(Diagnostic(self.project.relpath(path), str(exc), exc.line))
         self._summaries[module] = summary
+        if summary is None:
+            self._note_unsummarised(module)
         return summary
+
+    def _note_unsummarised(self, module: str) -> None:
+        """A project module asked for that has no summary (it does not parse, say):
+        what a walk found there depends on that (reads.py "unsummarised")."""
+        if module in self.project.modules:
+            reads.note(reads.item(module, "unsummarised"))
 
     def requested(self) -> list[str]:
         """Every module name whose summary the run asked for (its file inputs)."""
