@@ -166,6 +166,8 @@ def load(
         if data["headers"] is not None and data["headers"] != _headers_digest(facts, data["asked"]):
             return Recorded()
         walks = data.get("walks")
+        stale = _stale_items(data)  # changed since the walks were kept
+        changed = None if changed is None or stale is None else changed | stale
         result = relocated(data["result"], moves, str(project.root)) if reusable else None
         if result is None:
             return Recorded(None, None if changed is None else frozenset(changed), walks)
@@ -184,13 +186,28 @@ def load(
     if refreshed:
         if result is not data["result"]:
             result = {**result, "findings": [finding_to_data(f) for f in analysed.findings]}
-        # Walks kept with the record hold the old lines where any moved.
-        kept = walks if not moves else None
+        # The walks kept with the record hold the old lines of what moved: the
+        # next run counts those items as changed for them.
         cache.write_document(
             _DOCUMENT,
-            {**data, "summarised": {**summarised, **refreshed}, "result": result, "walks": kept},
+            {
+                **data,
+                "summarised": {**summarised, **refreshed},
+                "result": result,
+                "walks": walks if changed is not None else None,
+                "walks_stale": sorted(changed) if changed is not None else [],
+            },
         )
     return Recorded(analysed)
+
+
+def _stale_items(data: dict[str, Any]) -> set[str] | None:
+    """The items that changed since the record's walks were kept (a refreshed
+    record's moves); None where the record's list is damaged."""
+    stale = data.get("walks_stale", [])
+    if not isinstance(stale, list) or not all(isinstance(i, str) for i in stale):
+        return None
+    return set(stale)
 
 
 def _with_changes(
@@ -285,6 +302,7 @@ def save(
             "asked": asked,
             "reads": reads_digest,
             "walks": token,
+            "walks_stale": [],
             "result": {
                 "findings": [finding_to_data(f) for f in analysed.findings],
                 "diagnostics": [dataclasses.asdict(d) for d in analysed.diagnostics],

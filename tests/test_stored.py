@@ -191,6 +191,32 @@ def test_a_walk_made_from_a_memoised_one_is_kept_only_where_walking_gives_the_sa
     _same_as_fresh(again, project)
 
 
+def test_walks_outlive_a_move_that_kept_the_findings(tmp_path: Path) -> None:
+    """A line added at the top of the step file moves what the walks of its
+    methods read: the findings are carried (reuse.py), and the kept walks stay,
+    those that read what moved counted as changed. The next statement edit takes
+    the others, and finds what a fresh analysis finds."""
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    checked(project, cache)
+    runner_file = project / "engine" / "runner.py"
+    runner_file.write_text("# moved\n" + runner_file.read_text(encoding="utf-8"))
+    assert checked(project, cache).stats["findings_reused"] == 1
+    _insert_statement(runner_file, "Runner.execute_model")
+    again = checked(project, cache)
+    assert again.stats["walks_reused"] >= 1
+    _same_as_fresh(again, project)
+    # A line inside the callee whose walk is kept moves it: that walk is not taken.
+    inputs_file = project / "engine" / "inputs.py"
+    source = inputs_file.read_text(encoding="utf-8")
+    inputs_file.write_text(source.replace("    def stage(", "    # a note\n    def stage(", 1))
+    assert checked(project, cache).stats["findings_reused"] == 1
+    _insert_statement(runner_file, "Runner.execute_model", "_syncscan_again = 1")
+    last = checked(project, cache)
+    assert last.stats["findings_reused"] == 0
+    _same_as_fresh(last, project)
+
+
 FOREIGN_STATE = json.dumps([[["CalleeWalk", *(["oops"] * 13)]], [0]])
 RESHAPED = {
     "token": lambda data: data.update(token="another"),
