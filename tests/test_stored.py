@@ -12,10 +12,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import BUGGY, SHAPES, copy_project, damage, write_project
+from helpers import BUGGY, FIXTURES, SHAPES, copy_project, damage, write_project
 from test_reuse import _functions_read, checked
 
 from syncscan.findings import finding_to_data
+from syncscan.flow import step
+from syncscan.flow.step import StepAnalyzer
 from syncscan.flow.stored import StoredWalks
 from syncscan.report.json_report import VOLATILE_STATS
 from syncscan.runner import RunResult, run
@@ -188,6 +190,31 @@ def test_a_walk_made_from_a_memoised_one_is_kept_only_where_walking_gives_the_sa
     runner.write_text(text.replace(first + second, second + first), encoding="utf-8")
     again = checked(project, cache)
     assert again.stats["walks_reused"] >= 1  # the walk of `g` from the step itself
+    _same_as_fresh(again, project)
+
+
+@pytest.mark.parametrize("shape", ["slot_pool_mode_without_wait", "hidden_sync_item_deep"])
+def test_a_root_near_the_budget_is_walked_again_without_kept_walks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    """Past `NEAR_BUDGET` (here: at once) a root walked with kept walks is walked
+    afresh: what the first try met (host syncs too) is dropped, and the result
+    is a fresh one."""
+    project = copy_project(FIXTURES / shape / "buggy", tmp_path / "project")
+    cache = tmp_path / "cache"
+    checked(project, cache)
+    _insert_statement(project / "engine" / "runner.py", "Runner.execute_model")
+    afresh = []
+    walk_afresh = StepAnalyzer._walk_afresh
+
+    def counting(self, root):  # type: ignore[no-untyped-def]
+        afresh.append(root.name)
+        return walk_afresh(self, root)
+
+    monkeypatch.setattr(step, "NEAR_BUDGET", 0.0)
+    monkeypatch.setattr(StepAnalyzer, "_walk_afresh", counting)
+    again = checked(project, cache)
+    assert afresh == ["engine.runner.Runner.execute_model"]
     _same_as_fresh(again, project)
 
 

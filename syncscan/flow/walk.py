@@ -151,6 +151,7 @@ class Walker:
         self._memo = CalleeMemo()
         self.work = 0
         self._unkept = set()
+        self._reach, self._truncating = 0, False
         if self.stored is not None:
             self.stored.restart()
 
