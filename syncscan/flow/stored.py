@@ -111,6 +111,7 @@ class StoredWalks:
         self._within: set[str] = set()
         self._descendants: dict[str, frozenset[str]] = {}
         self._functions: dict[str, frozenset[str]] = {}
+        self._frames: dict[tuple, str] = {}  # frame -> digest (a miss digests it, then a keep)
         if changed is not None:
             try:
                 self._load(document, changed)
@@ -150,7 +151,10 @@ class StoredWalks:
 
     # ------------------------------------------------------------------ taking
     def frame_digest(self, frame: tuple) -> str:
-        return _digest(self.config + stable_text(frame))
+        found = self._frames.get(frame)
+        if found is None:
+            found = self._frames[frame] = _digest(self.config + stable_text(frame))
+        return found
 
     def restart(self) -> None:
         """A new root: nothing is taken in it yet."""
