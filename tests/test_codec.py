@@ -1,5 +1,5 @@
-"""Analysis states to plain data and back (flow/codec.py): every callee walk and
-every root's result of every fixture project comes back equal through JSON,
+"""Analysis states to plain data and back (flow/codec.py): every callee walk of
+every fixture project comes back equal through JSON,
 shared parts stay shared, and damaged data is refused, never half-built."""
 
 from __future__ import annotations
@@ -20,19 +20,14 @@ def _through_json(value: Any) -> Any:
     return decode(*json.loads(json.dumps([table, top])))
 
 
-def test_every_walk_and_root_result_of_the_fixtures_comes_back_equal() -> None:
-    walks = results = 0
+def test_every_walk_of_the_fixtures_comes_back_equal() -> None:
+    walks = 0
     for project in PROJECTS:
-        analysis, walked = _recorded_walks(project)
+        _, walked = _recorded_walks(project)
         for *_, walk in walked:
             assert _through_json(walk) == walk, project
             walks += 1
-        for result in analysis.step_results:
-            outcome = (result.paths, result.incomplete, result.host_syncs)
-            outcome += (result.sanctioned_regions,)
-            assert _through_json(outcome) == outcome, project
-            results += 1
-    assert walks >= 120 and results >= 50, (walks, results)
+    assert walks >= 120, walks
 
 
 def test_shared_parts_stay_shared() -> None:

@@ -1,10 +1,10 @@
 """Analysis states as plain JSON data, and back, for the data-only cache.
 
-A walk's outcome (memo.py `CalleeWalk`) and a root's paths (step.py) are what
-a later run would reuse where nothing they read changed; the cache is JSON and
-never pickle (cache.py), so they need a form of their own. States share
-structure heavily (a callee's outcome is composed into many caller states, the
-paths of one step share their stream facts), so the form is a table: each
+A callee walk's outcome (memo.py `CalleeWalk`) is what a later run reuses
+where nothing it read changed (stored.py); the cache is JSON and never pickle
+(cache.py), so it needs a form of its own. States share structure heavily (a
+callee's outcome is composed into many caller states, which share their stream
+facts), so the form is a table: each
 tuple, list, set, frozenset, dict and dataclass instance is written once,
 after what it holds, and referred to as `[index]` wherever it occurs again.
 Strings, numbers, booleans and None are written as they are. Decoding builds
@@ -21,25 +21,13 @@ from syncscan.findings import WitnessStep
 from syncscan.flow.host_syncs import HostSync
 from syncscan.flow.memo import CalleeWalk
 from syncscan.flow.state import PathState
-from syncscan.flow.step import StepPath
 from syncscan.flow.streams import Hazard, StreamFacts
-from syncscan.flow.walk import ReturnInfo
 
 Table = list[list[Any]]
 
-# Every class a stored state may hold, by the name its rows carry.
+# Every class a stored walk may hold, by the name its rows carry.
 CLASSES: dict[str, type] = {
-    cls.__name__: cls
-    for cls in (
-        CalleeWalk,
-        HostSync,
-        Hazard,
-        PathState,
-        ReturnInfo,
-        StepPath,
-        StreamFacts,
-        WitnessStep,
-    )
+    cls.__name__: cls for cls in (CalleeWalk, HostSync, Hazard, PathState, StreamFacts, WitnessStep)
 }
 _CONTAINERS = {tuple: "t", list: "l", frozenset: "f", set: "s"}
 _BUILDERS = {"t": tuple, "l": list, "f": frozenset, "s": set}

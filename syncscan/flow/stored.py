@@ -30,6 +30,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from syncscan.flow.codec import decode, encode
 from syncscan.flow.memo import Assumptions, CalleeWalk
 from syncscan.flow.state import PathState
 
@@ -175,8 +176,6 @@ class StoredWalks:
             restricted = [[k, given[k]] for k in read if k in given]
             if restricted != row[3]:
                 continue
-            from syncscan.flow.codec import decode  # it names the walker's classes
-
             try:
                 table, top = json.loads(row[8])
                 walk = decode(table, top)
@@ -254,8 +253,6 @@ class StoredWalks:
         key = _digest(digest + stable_text((read, restricted)))
         walk.__dict__[_KEY] = key
         extras = set(walk.items) - covered
-        from syncscan.flow.codec import encode  # it names the walker's classes
-
         table, top = encode(dataclasses.replace(walk, items=frozenset(), functions=frozenset()))
         text = json.dumps([table, top], separators=(",", ":"))
         row = [key, digest, read, restricted, walk.height, walk.work, sorted(extras)]
