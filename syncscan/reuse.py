@@ -15,9 +15,10 @@ lines that moved (moves.py), counts as unchanged, its findings carried to the
 new lines (relocate.py). Any change the analysis reads (a callee, a base
 class, a re-export, a statement it walks) discards the record and the
 findings are recomputed from summaries; the record then says which of the
-items read changed (moves included), and the callee walks kept beside it
-(flow/stored.py, in a document of their own) that read none of them are taken
-instead of walked again.
+items read changed (moves included), and what was kept beside it — the call
+graph crawl's visits, the callee walks, the class analyses (flow/kept.py, each
+in a document of its own) — that read none of them is taken instead of made
+again.
 """
 
 from __future__ import annotations
@@ -41,14 +42,16 @@ from syncscan.project import Project
 from syncscan.relocate import relocated
 
 if TYPE_CHECKING:
-    from syncscan.flow.stored import StoredWalks
+    from syncscan.flow.kept import Kept
     from syncscan.index.summary import ModuleSummary
     from syncscan.resolve.program import Program
 
-RECORD_FORMAT = 8  # 8: the callee walks kept beside it
+RECORD_FORMAT = 9  # 8: the callee walks kept beside it; 9: crawl visits and class analyses too
 _DOCUMENT = "record.json"
 _READS = "reads.json"
 _WALKS = "walks.json"
+_CRAWL = "crawl.json"
+_UNITS = "units.json"
 
 
 @dataclass
@@ -104,12 +107,13 @@ Resummarise = Callable[[str], "ModuleSummary | None"]
 class Recorded:
     """What the last run's record says of this one: its result where every
     input is unchanged; else, where the change is known item by item, the
-    items it read that differ now (a move included) and the token of the
-    callee walks it kept (stored.py), which hold while their items are unchanged."""
+    items it read that differ now (a move included) and the token of what it
+    kept beside it — callee walks (flow/stored.py) and the crawl's visits
+    (resolve/stored_crawl.py) — which hold while their items are unchanged."""
 
     analysed: Analysed | None = None
     changed: frozenset[str] | None = None
-    walks: str | None = None
+    token: str | None = None
 
 
 def load(
@@ -165,12 +169,12 @@ def load(
             refreshed[module] = [current, _summary_key(cache, facts, module)]
         if data["headers"] is not None and data["headers"] != _headers_digest(facts, data["asked"]):
             return Recorded()
-        walks = data.get("walks")
-        stale = _stale_items(data)  # changed since the walks were kept
+        token = data.get("kept")
+        stale = _stale_items(data)  # changed since the walks and visits were kept
         changed = None if changed is None or stale is None else changed | stale
         result = relocated(data["result"], moves, str(project.root)) if reusable else None
         if result is None:
-            return Recorded(None, None if changed is None else frozenset(changed), walks)
+            return Recorded(None, None if changed is None else frozenset(changed), token)
         analysed = Analysed(
             findings=sorted(
                 (finding_from_data(f) for f in result["findings"]), key=Finding.sort_key
@@ -186,25 +190,25 @@ def load(
     if refreshed:
         if result is not data["result"]:
             result = {**result, "findings": [finding_to_data(f) for f in analysed.findings]}
-        # The walks kept with the record hold the old lines of what moved: the
-        # next run counts those items as changed for them.
+        # What is kept with the record holds the old lines of what moved: the
+        # next run counts those items as changed for it.
         cache.write_document(
             _DOCUMENT,
             {
                 **data,
                 "summarised": {**summarised, **refreshed},
                 "result": result,
-                "walks": walks if changed is not None else None,
-                "walks_stale": sorted(changed) if changed is not None else [],
+                "kept": token if changed is not None else None,
+                "kept_stale": sorted(changed) if changed is not None else [],
             },
         )
     return Recorded(analysed)
 
 
 def _stale_items(data: dict[str, Any]) -> set[str] | None:
-    """The items that changed since the record's walks were kept (a refreshed
-    record's moves); None where the record's list is damaged."""
-    stale = data.get("walks_stale", [])
+    """The items that changed since the record's walks and visits were kept (a
+    refreshed record's moves); None where the record's list is damaged."""
+    stale = data.get("kept_stale", [])
     if not isinstance(stale, list) or not all(isinstance(i, str) for i in stale):
         return None
     return set(stale)
@@ -246,20 +250,30 @@ def _line_map(before: ModuleSummary, after: ModuleSummary, items: Any) -> dict[i
     return line_map(before, after, items)
 
 
-def stored_walks(cache: SummaryCache, recorded: Recorded) -> Callable[[str], StoredWalks]:
-    """The callee walks kept with the record, for a walker's configuration:
-    those none of whose items changed (none where the change is not known)."""
+def kept(cache: SummaryCache, recorded: Recorded) -> Kept:
+    """What the record keeps beside it (flow/kept.py): of each store, what
+    none of whose items changed (nothing where the change is not known)."""
+    from syncscan.flow.kept import Kept
     from syncscan.flow.stored import StoredWalks
+    from syncscan.flow.stored_units import StoredUnits
+    from syncscan.resolve.stored_crawl import StoredCrawl
 
-    def stored(config: str) -> StoredWalks:
-        document = None
-        if recorded.walks is not None and recorded.changed is not None:
-            document = cache.read_document(_WALKS)
-            if not isinstance(document, dict) or document.get("token") != recorded.walks:
-                document = None
-        return StoredWalks(document, recorded.changed, config)
+    changed = recorded.changed
+    return Kept(
+        StoredCrawl(_kept_document(cache, recorded, _CRAWL), changed),
+        lambda config: StoredWalks(_kept_document(cache, recorded, _WALKS), changed, config),
+        lambda config: StoredUnits(_kept_document(cache, recorded, _UNITS), changed, config),
+    )
 
-    return stored
+
+def _kept_document(cache: SummaryCache, recorded: Recorded, name: str) -> Any:
+    """A document kept beside the record, where the record names it by its token."""
+    if recorded.token is None or recorded.changed is None:
+        return None
+    document = cache.read_document(name)
+    if not isinstance(document, dict) or document.get("token") != recorded.token:
+        return None
+    return document
 
 
 def save(
@@ -269,11 +283,12 @@ def save(
     program: Program,
     analysed: Analysed,
     read: set[str],
-    walks: StoredWalks | None = None,
+    kept: Kept | None = None,
 ) -> None:
     """Record the result with its inputs; `read`: the summary items the analysis
     read (reads.py), by which a changed file that left them alone keeps it;
-    `walks`: the callee walks to keep for the next run (stored.py)."""
+    `kept`: the crawl's visits, callee walks and class analyses to keep for
+    the next run (flow/kept.py)."""
     from syncscan.index import reads
 
     by_module = reads.by_module(read)
@@ -290,9 +305,11 @@ def save(
     reads_digest = _digest(by_module)
     cache.write_document(_READS, {"digest": reads_digest, "read": by_module})
     token = None
-    if walks is not None:  # like the items: their token ties them to this record
+    if kept is not None:  # like the items: a token ties them to this record
         token = os.urandom(16).hex()
-        cache.write_document(_WALKS, {**walks.document(), "token": token})
+        for name, store in ((_CRAWL, kept.crawl), (_WALKS, kept.walks), (_UNITS, kept.units)):
+            if store is not None:
+                cache.write_document(name, {**store.document(), "token": token})
     cache.write_document(
         _DOCUMENT,
         {
@@ -301,8 +318,8 @@ def save(
             "headers": _headers_digest(facts, asked) if program.headers_used else None,
             "asked": asked,
             "reads": reads_digest,
-            "walks": token,
-            "walks_stale": [],
+            "kept": token,
+            "kept_stale": [],
             "result": {
                 "findings": [finding_to_data(f) for f in analysed.findings],
                 "diagnostics": [dataclasses.asdict(d) for d in analysed.diagnostics],

@@ -32,6 +32,7 @@ from syncscan.rules import CODES
 
 if TYPE_CHECKING:
     from syncscan.flow.context import Analysis
+    from syncscan.flow.kept import Kept
     from syncscan.index.load import FileSummariser
     from syncscan.index.summary import ModuleSummary
     from syncscan.resolve.program import Program
@@ -164,8 +165,8 @@ def run(
             rules = [rule for rule in all_rules() if rule.code in codes]
             walkers = jobs if walk_jobs is None else walk_jobs
             named = frozenset(codes) if select else frozenset()
-            stored = reuse.stored_walks(cache, recorded) if key is not None and cache else None
-            analysis = Analysis(project, packs, summariser.get(), facts, walkers, named, stored)
+            kept = reuse.kept(cache, recorded) if key is not None and cache is not None else None
+            analysis = Analysis(project, packs, summariser.get(), facts, walkers, named, kept)
             reads.start()  # what the findings are computed from, item by item
             try:
                 analysed = _analyse(analysis, summariser.get(), rules, progress)
@@ -173,9 +174,7 @@ def run(
                 read = reads.stop()
             analysed.stats["cache_hits"] = cache.hits if cache else 0
             if key is not None and cache is not None:
-                reuse.save(
-                    cache, key, facts, analysis.program, analysed, read, analysis.stored_walks
-                )
+                reuse.save(cache, key, facts, analysis.program, analysed, read, kept)
     finally:
         summariser.close()
     result = RunResult(
@@ -185,7 +184,7 @@ def run(
     )  # fmt: skip
     if analysed.reused:  # what this run did, not what the recorded run did
         result.stats.update(
-            parsed=summariser.parsed, cache_hits=0, walk_processes=0, walks_reused=0
+            parsed=summariser.parsed, cache_hits=0, walk_processes=0, **_kept_stats(None)
         )
     result.stats["findings_reused"] = int(analysed.reused)
     # Files read from disk this run: text scans (where a stat changed) and sources.
@@ -290,7 +289,7 @@ def _analyse(
     graph = analysis.callgraph
     stats: dict[str, int | float] = {
         "files": len(project.modules),
-        "summarised": len(program.loaded()),
+        "summarised": program.summarised(),
         "parsed": summariser.parsed,
         "prefetched": summariser.prefetched,
         "step_roots": len(analysis.roots),
@@ -300,8 +299,9 @@ def _analyse(
         "resolved_calls": graph.resolved_calls,
         "unresolved_calls": graph.unresolved_calls,
         "walk_processes": analysis.walk_processes,
-        # Callee walks an earlier run kept that this one took instead of walking.
-        "walks_reused": analysis.stored_walks.used if analysis.stored_walks else 0,
+        # What an earlier run kept that this one took instead of making it:
+        # callee walks, class analyses, the crawl's visits.
+        **_kept_stats(analysis.kept),
     }
     if nothing := nothing_analysed(packs, stats):
         notes.append(nothing)
@@ -310,6 +310,14 @@ def _analyse(
     skipped = sorted(program.diagnostics, key=lambda d: (d.path, d.line, d.message))
     diagnostics = skipped + incomplete_roots(analysis, skipped)
     return reuse.Analysed(findings, diagnostics, notes, stats, _function_lines(findings, program))
+
+
+def _kept_stats(kept: Kept | None) -> dict[str, int]:
+    return {
+        "walks_reused": kept.walks.used if kept is not None and kept.walks else 0,
+        "units_reused": kept.units.taken if kept is not None and kept.units else 0,
+        "visits_reused": kept.crawl.taken if kept is not None else 0,
+    }
 
 
 def check_user_rows(analysis: Analysis) -> None:

@@ -67,6 +67,24 @@ def _same_as_fresh(result: RunResult, project: Path) -> None:
     assert result.analysis.sanctioned_regions == fresh.analysis.sanctioned_regions
     # And every root's paths, state by state.
     assert _paths(result) == _paths(fresh)
+    # The call graph, built from kept visits (stored_crawl.py), in the same order.
+    assert _graph(result) == _graph(fresh)
+
+
+def _graph(result: RunResult) -> tuple:
+    assert result.analysis is not None
+    graph = result.analysis.callgraph
+    return (
+        list(graph.graph.nodes(data=True)),
+        list(graph.graph.edges(keys=True, data=True)),
+        graph.assigned_attrs,
+        graph.chain_assigned,
+        graph.none_tested,
+        graph.unresolved_sites,
+        graph.resolved_calls,
+        graph.unresolved_calls,
+        graph.incomplete,
+    )
 
 
 def _stable_stats(result: RunResult) -> dict:

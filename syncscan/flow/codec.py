@@ -1,20 +1,23 @@
 """Analysis states as plain JSON data, and back, for the data-only cache.
 
-A callee walk's outcome (memo.py `CalleeWalk`) is what a later run reuses
-where nothing it read changed (stored.py); the cache is JSON and never pickle
-(cache.py), so it needs a form of its own. States share structure heavily (a
+A callee walk's outcome (memo.py `CalleeWalk`) and a class's step analysis
+(step.py `StepPath`s) are what a later run reuses where nothing they read
+changed (stored.py, stored_units.py); the cache is JSON and never pickle
+(cache.py), so they need a form of their own. States share structure heavily (a
 callee's outcome is composed into many caller states, which share their stream
 facts), so the form is a table: each
 tuple, list, set, frozenset, dict and dataclass instance is written once,
 after what it holds, and referred to as `[index]` wherever it occurs again.
 Strings, numbers, booleans and None are written as they are. Decoding builds
-objects only of the classes named in `CLASSES` (anything else is refused with
-ValueError), and gives back equal objects that share what the originals shared.
+objects only of the classes it is given (`CLASSES` unless the caller names
+more; anything else is refused with ValueError), and gives back equal objects
+that share what the originals shared.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from functools import cache
 from typing import Any
 
 from syncscan.findings import WitnessStep
@@ -31,11 +34,15 @@ CLASSES: dict[str, type] = {
 }
 _CONTAINERS = {tuple: "t", list: "l", frozenset: "f", set: "s"}
 _BUILDERS = {"t": tuple, "l": list, "f": frozenset, "s": set}
-_FIELDS = {name: tuple(f.name for f in dataclasses.fields(cls)) for name, cls in CLASSES.items()}
 _PLAIN = (str, int, float, bool, type(None))
 
 
-def encode(value: Any) -> tuple[Table, Any]:
+@cache
+def _fields(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def encode(value: Any, classes: dict[str, type] = CLASSES) -> tuple[Table, Any]:
     """(the table, the value's own form: plain, or `[index]` into the table)."""
     table: Table = []
     done: dict[int, list[int]] = {}
@@ -54,9 +61,9 @@ def encode(value: Any) -> tuple[Table, Any]:
             row = ["d", *(form(x) for pair in item.items() for x in pair)]
         else:
             name = type(item).__name__
-            if CLASSES.get(name) is not type(item):
+            if classes.get(name) is not type(item):
                 raise TypeError(f"cannot store a {type(item).__qualname__}")
-            row = [name, *(form(getattr(item, f)) for f in _FIELDS[name])]
+            row = [name, *(form(getattr(item, f)) for f in _fields(type(item)))]
         keep.append(item)
         table.append(row)
         found = done[id(item)] = [len(table) - 1]
@@ -65,7 +72,7 @@ def encode(value: Any) -> tuple[Table, Any]:
     return table, form(value)
 
 
-def decode(table: Table, top: Any) -> Any:
+def decode(table: Table, top: Any, classes: dict[str, type] = CLASSES) -> Any:
     """The value `encode` gave (`table`, `top`) for; ValueError where the data
     is not such a form."""
     built: list[Any] = []
@@ -87,11 +94,11 @@ def decode(table: Table, top: Any) -> Any:
                 built.append(builder(items))
             elif kind == "d":
                 built.append(dict(zip(items[::2], items[1::2], strict=True)))
-            elif kind in CLASSES:
-                names = _FIELDS[kind]
+            elif kind in classes:
+                names = _fields(classes[kind])
                 if len(names) != len(items):
                     raise ValueError(f"{kind}: {len(items)} fields, not {len(names)}")
-                obj = object.__new__(CLASSES[kind])
+                obj = object.__new__(classes[kind])
                 obj.__dict__.update(zip(names, items, strict=True))  # as state.py builds them
                 built.append(obj)
             else:

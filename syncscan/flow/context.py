@@ -9,10 +9,10 @@ from collections.abc import Callable
 from functools import cached_property
 
 from syncscan.flow.buffers import BufferOracle
+from syncscan.flow.kept import Kept
 from syncscan.flow.modes import ModeOracle
 from syncscan.flow.quiescence import QuiescenceAnalyzer, QuiescenceResult, quiescence_functions
 from syncscan.flow.step import RootAnalysis, StepAnalyzer, StepRoot, find_roots
-from syncscan.flow.stored import StoredWalks
 from syncscan.flow.walk import Walker
 from syncscan.index.facts import FactsTable
 from syncscan.index.summary import FunctionSummary
@@ -37,13 +37,12 @@ class Analysis:
         facts: FactsTable,
         jobs: int = 1,
         selected: frozenset[str] = frozenset(),
-        stored: Callable[[str], StoredWalks] | None = None,
+        kept: Kept | None = None,
     ) -> None:
         self.project = project
-        # The walks an earlier run kept, for a walker's configuration (stored.py):
-        # the step roots' walker takes and keeps them.
-        self.stored = stored
-        self.stored_walks: StoredWalks | None = None  # the step walker's, once it walked
+        # What an earlier run kept (kept.py): the crawl's visits, the callee
+        # walks and the class analyses, taken where nothing they read changed.
+        self.kept = kept
         self.jobs = jobs  # processes the run may use (the roots' walks, parallel.py)
         # Rule codes the run selected by name (--select, [tool.syncscan] select):
         # an opt-in rule reports only then.
@@ -87,7 +86,8 @@ class Analysis:
         entries.extend(self.quiescence_entries)
         self._phase("resolve")
         waits = self.packs.vocabulary.names("host_wait_methods")
-        return crawl(self.program, self.resolver, entries, wait_methods=waits)
+        visits = self.kept.crawl if self.kept is not None else None
+        return crawl(self.program, self.resolver, entries, waits, visits)
 
     @cached_property
     def quiescence_entries(self) -> list[tuple[FunctionSummary, str | None]]:
@@ -125,8 +125,9 @@ class Analysis:
     @cached_property
     def step_results(self) -> list[RootAnalysis]:
         walker = self._walker([root.function for root in self.roots], barriers_only=False)
-        if self.stored is not None:
-            walker.stored = self.stored_walks = self.stored(walker.configuration())
+        if self.kept is not None:
+            self.kept.for_walker(walker.configuration())
+            walker.stored = self.kept.walks
         graph = self.callgraph
         # Forking and the paths' trip back cost tens of milliseconds (30 ms on a
         # six-root fixture): worth it only on step paths whose walks take seconds.
@@ -137,6 +138,7 @@ class Analysis:
             self.packs,
             workers,
             lambda root: graph.reach(root.function, root.self_class),
+            self.kept.units if self.kept is not None else None,
         )
 
         def walking(k: int, n: int) -> None:

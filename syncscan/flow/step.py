@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import count
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from syncscan.flow import parallel
 from syncscan.flow.alternatives import Alternatives
@@ -42,9 +42,13 @@ from syncscan.flow.state import (
 from syncscan.flow.streams import Hazard, StreamFacts, next_step_hazards
 from syncscan.flow.verdicts import DISCARDED, OUTSIDE_GUARD, UNBOUNDED
 from syncscan.flow.walk import Incomplete, ReturnInfo, Walker, with_fall_through
+from syncscan.index import reads
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import PackSet, StepRootSpec
 from syncscan.resolve.program import Program
+
+if TYPE_CHECKING:
+    from syncscan.flow.stored_units import StoredUnits
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,10 @@ class StepPath:
 
 
 Final = tuple[PathState, tuple[ReturnInfo, ...]]
+# A root's result as plain data: paths, why incomplete, host syncs, regions.
+Outcome = tuple[
+    list[StepPath], str | None, tuple[HostSync, ...], dict[Region, frozenset[RegionSite]]
+]
 NextStep = tuple[str, Final]  # a path of an entry point, with that entry point's name
 
 
@@ -130,8 +138,12 @@ class StepAnalyzer:
         packs: PackSet,
         workers: int = 1,
         cost: Callable[[StepRoot], int] | None = None,
+        units: StoredUnits | None = None,
     ) -> None:
         self.program = program
+        # Class analyses an earlier run kept, taken where nothing they read
+        # changed, and this run's kept for the next (stored_units.py).
+        self.units = units
         self.walker = walker
         self.packs = packs
         # Processes to walk the roots in (parallel.py), and each root's expected
@@ -139,7 +151,9 @@ class StepAnalyzer:
         self.workers = workers
         self.cost = cost
         self.processes_used = 0  # worker processes the last roots were walked in
-        self._resolved: dict[tuple, tuple[str, list[PathState]] | None] = {}
+        # A path's resolution walk, shared by the classes a run analyses: a
+        # Memo, so a class that reuses another's names what it was made from.
+        self._resolved: reads.Memo[tuple, tuple[str, list[PathState]] | None] = reads.Memo()
         # (end, next step's stream facts) by identity -> their hazards (kept alive with them)
         self._pairs: dict[tuple[int, int], tuple[StreamFacts, StreamFacts, list[Hazard]]] = {}
         # (a's assumptions and alternatives, b's) -> whether b can follow a (`_same_mode`)
@@ -150,57 +164,99 @@ class StepAnalyzer:
     ) -> list[RootAnalysis]:
         """Every root analysed (`on_root(k, n)` as the k-th of n begins, or
         once its class is done where workers analyse them), class by class:
-        the entry points of one object judge each other's paths. In worker
-        processes where there are workers to use and a fork to make them."""
+        the entry points of one object judge each other's paths. A class an
+        earlier run analysed, none of whose items changed, is taken from it
+        (stored_units.py); the others are analysed in worker processes where
+        there are workers to use and a fork to make them."""
         groups = _by_class(roots)
-        workers = min(self.workers, len(groups))
+        units = [[roots[i] for i in group] for group in groups]
+        outcomes: list[list[Outcome] | None] = [self._taken(unit) for unit in units]
+        todo = [k for k, outcome in enumerate(outcomes) if outcome is None]
+        finished = len(roots) - sum(len(units[k]) for k in todo)  # taken: done already
+        workers = min(self.workers, len(todo))
         if workers > 1 and parallel.can_fork():
             self.processes_used = workers
-            units = [[roots[i] for i in group] for group in groups]
-            costs = [sum(self.cost(root) if self.cost else 1 for root in unit) for unit in units]
-            finished = 0
+            costs = [sum(self.cost(root) if self.cost else 1 for root in units[k]) for k in todo]
 
             def done(index: int) -> None:
                 nonlocal finished
-                finished += len(groups[index])
+                finished += len(units[todo[index]])
                 if on_root is not None:
                     on_root(finished, len(roots))
 
-            outcomes = parallel.run_in_workers(
-                units, costs, workers, self._class_outcome, self.program, done
+            found = parallel.run_in_workers(
+                [units[k] for k in todo], costs, workers, self._worker_outcome, self.program, done
             )
-            analysed = []
-            for unit, (out, news) in zip(units, outcomes, strict=True):
+            for k, (out, items, walks, news) in zip(todo, found, strict=True):
                 if news is not None and self.walker.stored is not None:
                     self.walker.stored.adopt(news)
-                analysed.append(
-                    [RootAnalysis(root, *outcome) for root, outcome in zip(unit, out, strict=True)]
-                )
+                outcomes[k] = self._kept(units[k], out, items, walks)
         else:
-            started = count(1)
+            started = count(finished + 1)
 
             def walking(_: StepRoot) -> None:
                 if on_root is not None:
                     on_root(next(started), len(roots))
 
-            analysed = [self.analyse_class([roots[i] for i in group], walking) for group in groups]
+            for k in todo:
+                out, items, walks = self._unit_outcome(units[k], walking)
+                outcomes[k] = self._kept(units[k], out, items, walks)
         by_index = {
-            index: analysis
-            for group, analyses in zip(groups, analysed, strict=True)
-            for index, analysis in zip(group, analyses, strict=True)
+            index: RootAnalysis(roots[index], *outcome)
+            for group, found in zip(groups, outcomes, strict=True)
+            for index, outcome in zip(group, found or (), strict=True)
         }
         return [by_index[index] for index in range(len(roots))]
 
-    def _class_outcome(self, roots: list[StepRoot]) -> tuple[list[tuple], Any]:
-        """`analyse_class` as plain data for the trip from a worker: the roots
-        (and their summaries) stay with the parent, which has them; with the
-        walks the worker made and took for the next run (stored.py)."""
-        found = [
-            (a.paths, a.incomplete, a.host_syncs, a.sanctioned_regions)
-            for a in self.analyse_class(roots)
-        ]
+    def _taken(self, unit: list[StepRoot]) -> list[Outcome] | None:
+        """The unit's outcomes as an earlier run kept them, where nothing they
+        read changed: the run asks what analysing it would ask, and the walks
+        it relied on are kept for the next run."""
+        taken = self.units.take(unit) if self.units is not None else None
+        if taken is None:
+            return None
+        outcomes, items, walks = taken
+        reads.add(set(items))
+        self.program.adopt_read(items)
+        if self.walker.stored is not None:
+            self.walker.stored.hold(walks)
+        return outcomes
+
+    def _kept(
+        self, unit: list[StepRoot], outcomes: list[Outcome], items: set[str], walks: list[str]
+    ) -> list[Outcome]:
+        if self.units is not None:
+            self.units.keep(unit, outcomes, items, walks)
+        return outcomes
+
+    def _unit_outcome(
+        self, roots: list[StepRoot], walking: Callable[[StepRoot], None] | None = None
+    ) -> tuple[list[Outcome], set[str], list[str]]:
+        """`analyse_class` as plain data (each root's paths, why incomplete,
+        host syncs and sanctioned regions), with the items it read and the
+        callee walks it made or took (what a later run needs to take it)."""
         stored = self.walker.stored
-        return found, stored.news() if stored is not None else None
+        if stored is not None:
+            stored.touched()  # what came before is another unit's
+        outer = reads.push()
+        try:
+            found = [
+                (a.paths, a.incomplete, a.host_syncs, a.sanctioned_regions)
+                for a in self.analyse_class(roots, walking)
+            ]
+        finally:
+            items = reads.pop(outer)
+        return found, set(items), stored.touched() if stored is not None else []
+
+    def _worker_outcome(
+        self, roots: list[StepRoot]
+    ) -> tuple[list[Outcome], set[str], list[str], Any]:
+        """`_unit_outcome` for the trip from a worker: the roots (and their
+        summaries) stay with the parent, which has them; with the walks the
+        worker made and took for the next run (stored.py)."""
+        stored = self.walker.stored
+        found, items, walks = self._unit_outcome(roots)
+        return found, items, walks, stored.news() if stored is not None else None
 
     def analyse_class(
         self, roots: list[StepRoot], walking: Callable[[StepRoot], None] | None = None
@@ -476,9 +532,9 @@ class StepAnalyzer:
         resolution method of the returned class (`get_output`), walked from the
         path's end, so its waits cover only what its events recorded and its
         host reads meet the copies still landing. None when nothing resolves it."""
-        key = (state.key(), final)
-        if key in self._resolved:
-            return self._resolved[key]
+        return self._resolved.made((state.key(), final), lambda: self._resolve(state, final))
+
+    def _resolve(self, state: PathState, final: ReturnInfo) -> tuple[str, list[PathState]] | None:
         found = None
         for t in sorted(final.types):
             if self.program.find_class(t) is None:
@@ -499,7 +555,6 @@ class StepAnalyzer:
                     break
             if found is not None:
                 break
-        self._resolved[key] = found
         return found
 
     def _left_pending(self, state: PathState, returns: tuple[ReturnInfo, ...]) -> frozenset[str]:

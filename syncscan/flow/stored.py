@@ -107,6 +107,8 @@ class StoredWalks:
         self._new: dict[str, Row] = {}  # rows made this run (extras by name)
         self._taken: set[str] = set()  # keys taken since `news` (what the next run needs)
         self._used: set[str] = set()  # keys taken this run, here or in a walk worker
+        self._touched: set[str] = set()  # keys made or taken since `touched`
+        self._held: set[str] = set()  # walks of class analyses taken whole (stored_units.py)
         # The walks nested in those taken whole in this root: a fresh walk
         # of the root would have them memoised.
         self._within: set[str] = set()
@@ -190,6 +192,7 @@ class StoredWalks:
             self.taken += 1
             self._taken.add(key)
             self._used.add(key)
+            self._touched.add(key)
             return walk, key in self._within
         return None
 
@@ -257,6 +260,7 @@ class StoredWalks:
         text = json.dumps([table, top], separators=(",", ":"))
         row = [key, digest, read, restricted, walk.height, walk.work, sorted(extras)]
         self._new[key] = [*row, children, text, function]
+        self._touched.add(key)
         return True
 
     @staticmethod
@@ -282,6 +286,17 @@ class StoredWalks:
         self._taken.update(taken)
         self._used.update(taken)
 
+    def touched(self) -> list[str]:
+        """The keys of the walks made or taken since the last call (those a class
+        analysis relies on)."""
+        found, self._touched = sorted(self._touched), set()
+        return found
+
+    def hold(self, keys: Iterable[str]) -> None:
+        """Keep these walks for the next run: a class analysis taken whole
+        (stored_units.py) relied on them, and will again once it is made anew."""
+        self._held.update(keys)
+
     @property
     def used(self) -> int:
         """How many kept walks this run took (each counted once)."""
@@ -289,10 +304,10 @@ class StoredWalks:
 
     # ------------------------------------------------------------------ saving
     def document(self) -> dict[str, Any]:
-        """The walks for the next run: those this run made, and those it took
-        with the walks nested in them (a walk no run asks for is dropped)."""
+        """The walks for the next run: those this run made, those it took or
+        held, with the walks nested in them (a walk no run asks for is dropped)."""
         items, index = list(self._items), dict(self._index)
-        wanted = [*self._used, *(c for row in self._new.values() for c in row[7])]
+        wanted = [*self._used, *self._held, *(c for row in self._new.values() for c in row[7])]
         kept: set[str] = set()
         while wanted:
             key = wanted.pop()

@@ -1226,8 +1226,7 @@ class Walker:
             # The modules walking it would load, and the class headers a
             # subclass query in it reads: the run's inputs (reuse.py), as a walk
             # worker's are replayed (parallel.py).
-            modules = sorted({item.partition("\0")[0] for item in walk.items} - {""})
-            self.program.adopt(modules, [], any(i.startswith(_DEFS) for i in walk.items))
+            self.program.adopt_read(walk.items)
 
     def _depend(self, cuts: frozenset[tuple[str, str | None]]) -> None:
         """The walks now under way above each cut function hold only while it is
@@ -1266,9 +1265,6 @@ class Walker:
         return ReturnInfo(
             frame.relpath, stmt.line, frame.function.qualname, types, is_none, text, stmt.col
         )
-
-
-_DEFS = reads.defs_item("")  # the prefix of a subclass query's item
 
 
 def _function_name(qualname: str, self_class: str | None) -> str:

@@ -189,6 +189,9 @@ def defs_item(method: str) -> str:
     return item("", "defs", method)
 
 
+DEFS_PREFIX = defs_item("")  # what every subclass query's item begins with
+
+
 def methods_asked(by_module_items: dict[str, list[str]]) -> set[str]:
     """The method names of the `defs_item`s in a run record's items."""
     found = set()

@@ -10,12 +10,13 @@ which is what makes it a mode predicate.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from syncscan.index import ir
-from syncscan.index.summary import FunctionSummary
+from syncscan.index import ir, reads
+from syncscan.index.summary import FunctionSummary, ModuleSummary
 from syncscan.resolve.calls import CallResolver, CallSite
 from syncscan.resolve.program import Program
+from syncscan.resolve.stored_crawl import StoredCrawl, context_key
 from syncscan.resolve.types import Scope
 
 if TYPE_CHECKING:
@@ -71,55 +72,192 @@ def context_name(function: FunctionSummary, self_class: str | None) -> str:
     return function.qualname
 
 
+Frontier = list[tuple[str, str | None, FunctionSummary | None]]
+
+
+class _Unsure(Exception):
+    """A kept visit names a callee the summaries do not single out: the crawl
+    starts again without kept visits."""
+
+
 def crawl(
     program: Program,
     resolver: CallResolver,
     roots: list[tuple[FunctionSummary, str | None]],
-    graph: CallGraph | None = None,
     wait_methods: frozenset[str] = frozenset(),
+    store: StoredCrawl | None = None,
 ) -> CallGraph:
     """Breadth-first over the resolved calls from `roots`. A None test counts
     toward the step's flags only where it decides whether the host waits
-    (`wait_methods`)."""
-    graph = graph or CallGraph()
+    (`wait_methods`). With `store`, a visit an earlier run kept whose items
+    are unchanged is taken, and each visit made is kept (stored_crawl.py)."""
+    if store is not None:
+        try:
+            return _crawl(program, resolver, roots, wait_methods, store)
+        except _Unsure:
+            store.forget()
+    return _crawl(program, resolver, roots, wait_methods, store)
+
+
+def _crawl(
+    program: Program,
+    resolver: CallResolver,
+    roots: list[tuple[FunctionSummary, str | None]],
+    wait_methods: frozenset[str],
+    store: StoredCrawl | None,
+) -> CallGraph:
+    graph = CallGraph()
     seen: set[tuple[str, str | None]] = set()
-    frontier = list(roots)
+    frontier: Frontier = [(f.qualname, self_class, f) for f, self_class in roots]
     while frontier:
-        function, self_class = frontier.pop(0)
-        key = (function.qualname, self_class)
+        qualname, self_class, function = frontier.pop(0)
+        key = (qualname, self_class)
         if key in seen:
             continue
         seen.add(key)
         if len(seen) > _MAX_NODES:
             graph.incomplete = True
             break
-        module = program.module_of(function.qualname)
-        if module is None:
-            continue
-        scope = Scope(module, function, self_class)
-        caller = context_name(function, self_class)
-        graph.graph.add_node(caller, path=module.path, line=function.line)
-        if self_class:
-            for attr, _, _ in function.self_assignments:
-                graph.assigned_attrs.add((self_class, attr))
-        graph.chain_assigned.update(_chain_assigned(function.body))
-        graph.none_tested.update(_none_tested(function.body, wait_methods))
-        for call in _calls_in(function.body):
-            site = resolver.resolve(call, scope)
-            if site.resolved:
-                graph.resolved_calls += 1
-            else:
-                graph.unresolved_calls += 1
-                text = _opaque_method_call(call, site)
-                if text is not None:
-                    graph.unresolved_sites.append((module.path, call.line, caller, text))
-            for callee in site.callees:
-                target = context_name(callee.function, callee.self_class)
-                graph.graph.add_edge(
-                    caller, target, path=module.path, line=call.line, col=call.col, via=callee.via
-                )
-                frontier.append((callee.function, callee.self_class))
+        name = context_key(qualname, self_class)
+        kept = store.take(name) if store is not None else None
+        functions: list[FunctionSummary] | None = None  # the callees', where visited here
+        if kept is not None:
+            items, visit = kept
+            if visit is not None and not _sound(visit):
+                raise _Unsure(name)
+            reads.add(set(items))
+            program.adopt_read(items)  # the run's inputs are a fresh crawl's
+        else:
+            if function is None:
+                function = _function_named(program, qualname)
+            outer = reads.push()
+            try:
+                visit, functions = _visit(program, resolver, function, self_class, wait_methods)
+            finally:
+                items = reads.pop(outer)
+            if store is not None:
+                store.keep(name, items, visit)
+        if visit is not None:
+            frontier.extend(_apply(graph, visit, self_class, functions))
     return graph
+
+
+def _sound(visit: list[Any]) -> bool:
+    """A kept visit with the shape `_visit` gives it (the cache may be damaged)."""
+    if len(visit) != 10 or not all(isinstance(visit[i], list) for i in (2, 3, 4, 7, 8)):
+        return False
+    names = (visit[0], visit[9], *visit[2], *visit[3], *visit[4])
+    return (
+        all(isinstance(x, str) for x in names)
+        and all(type(visit[i]) is int for i in (1, 5, 6))
+        and all(_shaped(x, (int, str)) for x in visit[7])
+        and all(_shaped(c, (str, int, int, str, str, str | None)) for c in visit[8])
+    )
+
+
+def _shaped(row: Any, types: tuple[Any, ...]) -> bool:
+    return (
+        isinstance(row, list)
+        and len(row) == len(types)
+        and all(isinstance(x, t) for x, t in zip(row, types, strict=True))
+    )
+
+
+def _function_named(program: Program, qualname: str) -> FunctionSummary:
+    """The function a kept visit resolved a call to, where its own visit is
+    made again: the one of its module with that qualname (read by that visit)."""
+    module_name = program.module_name_of(qualname)
+    with reads.paused():
+        module = program.summary(module_name) if module_name is not None else None
+        found = _functions_named(module, qualname) if module is not None else []
+    if len(found) != 1:
+        raise _Unsure(qualname)
+    return found[0]
+
+
+def _functions_named(module: ModuleSummary, qualname: str) -> list[FunctionSummary]:
+    pending = [*module.functions.values()]
+    for cls in module.classes.values():
+        pending.extend(cls.methods.values())
+    found = []
+    while pending:
+        function = pending.pop()
+        if function.qualname == qualname:
+            found.append(function)
+        pending.extend(function.nested)
+    return found
+
+
+def _visit(
+    program: Program,
+    resolver: CallResolver,
+    function: FunctionSummary,
+    self_class: str | None,
+    wait_methods: frozenset[str],
+) -> tuple[list[Any] | None, list[FunctionSummary]]:
+    """What the crawl learns at `function` (bound to `self_class`), as plain
+    data (`_apply` reads it; None where its module has no summary), and the
+    functions its calls reach."""
+    module = program.module_of(function.qualname)
+    if module is None:
+        return None, []
+    scope = Scope(module, function, self_class)
+    caller = context_name(function, self_class)
+    assigned = [attr for attr, _, _ in function.self_assignments] if self_class else []
+    resolved = unresolved = 0
+    opaque: list[list[Any]] = []
+    callees: list[list[Any]] = []
+    functions: list[FunctionSummary] = []
+    for call in _calls_in(function.body):
+        site = resolver.resolve(call, scope)
+        if site.resolved:
+            resolved += 1
+        else:
+            unresolved += 1
+            text = _opaque_method_call(call, site)
+            if text is not None:
+                opaque.append([call.line, text])
+        for callee in site.callees:
+            reached, bound = callee.function, callee.self_class
+            target = context_name(reached, bound)
+            callees.append([target, call.line, call.col, callee.via, reached.qualname, bound])
+            functions.append(reached)
+    data = [
+        module.path,
+        function.line,
+        assigned,
+        list(_chain_assigned(function.body)),
+        list(_none_tested(function.body, wait_methods)),
+        resolved,
+        unresolved,
+        opaque,
+        callees,
+        caller,
+    ]
+    return data, functions
+
+
+def _apply(
+    graph: CallGraph,
+    visit: list[Any],
+    self_class: str | None,
+    functions: list[FunctionSummary] | None,
+) -> Frontier:
+    """Add a visit to the graph, as the crawl learnt it; the callees it reached
+    (with their `functions` where it was made here, else found when needed)."""
+    path, line, assigned, chain, tested, resolved, unresolved, opaque, callees, caller = visit
+    graph.graph.add_node(caller, path=path, line=line)
+    graph.assigned_attrs.update((self_class, attr) for attr in assigned)
+    graph.chain_assigned.update(chain)
+    graph.none_tested.update(tested)
+    graph.resolved_calls += resolved
+    graph.unresolved_calls += unresolved
+    graph.unresolved_sites.extend((path, at, caller, text) for at, text in opaque)
+    reached: Frontier = []
+    for index, (target, at, col, via, qualname, bound) in enumerate(callees):
+        graph.graph.add_edge(caller, target, path=path, line=at, col=col, via=via)
+        reached.append((qualname, bound, functions[index] if functions is not None else None))
+    return reached
 
 
 def _opaque_method_call(call: ir.Call, site: CallSite) -> str | None:

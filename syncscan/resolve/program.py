@@ -9,7 +9,7 @@ loading any of them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +55,9 @@ class Program:
         self.facts = facts
         self.headers_used = False  # whether a subclass query read every file's headers
         self._summaries: dict[str, ModuleSummary | None] = {}
+        # Modules asked for without loading them (`mark`): known to summarise,
+        # loaded only when something reads them.
+        self._unloaded: set[str] = set()
         self._class_headers: (
             tuple[dict[str, list[tuple[str, str]]], dict[str, frozenset[str]]] | None
         ) = None
@@ -70,11 +73,12 @@ class Program:
     def summary(self, module: str) -> ModuleSummary | None:
         """The module's summary (None where it cannot be had). Its content
         notes its own reads (reads.py): asking for it reads nothing yet."""
-        if module in self._summaries:
+        if module in self._summaries and module not in self._unloaded:
             found = self._summaries[module]
             if found is None:
                 self._note_unsummarised(module)
             return found
+        self._unloaded.discard(module)
         path = self.project.modules.get(module)
         summary = None
         if path is not None and self.on_load is not None:
@@ -95,6 +99,26 @@ class Program:
         if module in self.project.modules:
             reads.note(reads.item(module, "unsummarised"))
 
+    def mark(self, module: str) -> None:
+        """Ask for a module known to summarise (an earlier run summarised it and
+        it is unchanged, or summarises again) without loading it yet: it is one
+        of the run's inputs, read only where the analysis reads it."""
+        if module not in self._summaries and module in self.project.modules:
+            self._summaries[module] = None
+            self._unloaded.add(module)
+        elif module not in self._summaries:
+            self.summary(module)
+
+    def summarised(self) -> int:
+        """How many modules asked for have a summary (marked ones included)."""
+        return sum(1 for m, s in self._summaries.items() if s is not None or m in self._unloaded)
+
+    def broken(self, modules: list[str]) -> frozenset[str]:
+        """Those of `modules` asked for that have no summary."""
+        return frozenset(
+            m for m in modules if self._summaries.get(m) is None and m not in self._unloaded
+        )
+
     def requested(self) -> list[str]:
         """Every module name whose summary the run asked for (its file inputs)."""
         return sorted(self._summaries)
@@ -103,20 +127,42 @@ class Program:
         """`requested`, in the order the run first asked for each."""
         return list(self._summaries)
 
-    def adopt(self, requested: list[str], parsed: list[str], headers_used: bool) -> None:
+    def adopt(
+        self,
+        requested: list[str],
+        parsed: list[str],
+        headers_used: bool,
+        broken: frozenset[str] | None = None,
+    ) -> None:
         """Ask what a walk worker asked (parallel.py): its modules, in its order,
         and every file's class headers where it read them, so the run's inputs
         and diagnostics are those of a run that asked itself. The modules the
-        workers `parsed` (and cached) count as parsed here, not as cache hits."""
+        workers `parsed` (and cached) count as parsed here, not as cache hits;
+        with `broken` (those that had no summary there), the others are only
+        marked (`mark`): known to summarise, they load where read."""
         counted = getattr(self._summarise, "parsed_elsewhere", None)
         elsewhere = frozenset(parsed)
         for module in requested:
             if module in elsewhere and module not in self._summaries and counted is not None:
                 counted(lambda module=module: self.summary(module))
+            elif broken is not None and module not in broken:
+                self.mark(module)
             else:
                 self.summary(module)
         if headers_used:
             self._headers()
+
+    def adopt_read(self, items: Iterable[str]) -> None:
+        """Ask what reading `items` asked (a walk or a crawl's visit an earlier
+        run kept, taken in place of making it): their modules, and every
+        file's class headers where a subclass query is among them, so the
+        run's inputs are those of a run that made it."""
+        read = set(items)
+        modules = sorted({item.partition("\0")[0] for item in read} - {""})
+        # A module that had no summary is loaded, for its diagnostic; the
+        # others summarised then (reuse.py holds nothing where one no longer does).
+        broken = frozenset(m for m in modules if reads.item(m, "unsummarised") in read)
+        self.adopt(modules, [], any(item.startswith(reads.DEFS_PREFIX) for item in read), broken)
 
     def walkers_started(self) -> None:
         """Walk workers have forked and hold every core: the summariser guesses
@@ -140,6 +186,9 @@ class Program:
         return list(getattr(self._summarise, "parsed_modules", None) or ())
 
     def loaded(self) -> list[ModuleSummary]:
+        """Every summary asked for (marked ones loaded now)."""
+        for module in sorted(self._unloaded):
+            self.summary(module)
         return [s for _, s in sorted(self._summaries.items()) if s is not None]
 
     # ------------------------------------------------------------------ symbols
@@ -220,11 +269,16 @@ class Program:
         return symbol.cls if symbol.kind == "class" else None
 
     def module_of(self, qualname: str) -> ModuleSummary | None:
+        name = self.module_name_of(qualname)
+        return self.summary(name) if name is not None else None
+
+    def module_name_of(self, qualname: str) -> str | None:
+        """The project module a dotted name lies in (the longest such prefix)."""
         parts = qualname.split(".")
         for cut in range(len(parts), 0, -1):
             name = ".".join(parts[:cut])
             if name in self.project.modules:
-                return self.summary(name)
+                return name
         return None
 
     def mro(self, qualname: str) -> tuple[ClassSummary, ...]:

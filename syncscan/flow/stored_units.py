@@ -1,0 +1,151 @@
+"""Class analyses kept from one run for the next (the cache's units.json).
+
+The unit of the step analysis is the roots of one class (step.py
+`analyse_class`: their walks, then each path's verdict against the class's
+next steps). Its result is a function of the roots, the walker's
+configuration and the summary items it read (reads.py: memo hits included;
+parallel.py relies on the same to run units in any process and order). A run
+keeps each unit's result with its items; the next run, where an edit changed
+some items the recorded run read (reuse.py), takes the result of a unit none
+of whose items changed instead of analysing it again — an edit to one engine
+class re-analyses that class, not the others. A unit taken asks for what
+analysing it asked (its modules and class headers, `Program.adopt_read`) and
+holds the callee walks it relied on for the next run (stored.py).
+
+Rows: the unit's key, the ids of its items in the document's item table, its
+result as a codec table (JSON text), and the keys of the walks it relied on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from syncscan.flow.codec import CLASSES, decode, encode
+from syncscan.flow.state import PathState
+from syncscan.flow.step import Outcome, StepPath, StepRoot
+from syncscan.flow.walk import ReturnInfo
+
+FORMAT = 1
+_UNIT_CLASSES = {**CLASSES, "StepPath": StepPath, "ReturnInfo": ReturnInfo}
+
+
+def unit_key(roots: list[StepRoot]) -> str:
+    """The roots of a unit by name (what else they are is in the record's key)."""
+    return json.dumps(
+        [[r.self_class, r.function.qualname, r.spec.cls, r.spec.method] for r in roots]
+    )
+
+
+class StoredUnits:
+    """The class analyses the recorded run kept that no change touched, and
+    those this run makes, for the next run."""
+
+    def __init__(self, document: Any, changed: frozenset[str] | None, config: str) -> None:
+        self.config = hashlib.sha1(config.encode("utf-8"), usedforsecurity=False).hexdigest()
+        self._items: list[str] = []
+        self._rows: dict[str, list[Any]] = {}  # key -> row, of the recorded run's valid units
+        self._kept: dict[str, list[Any]] = {}  # key -> row of this run, item names in place of ids
+        self.taken = 0
+        if changed is not None:
+            try:
+                self._load(document, changed)
+            except (KeyError, TypeError, ValueError, IndexError):
+                self._items, self._rows = [], {}  # damaged: start afresh
+
+    def _load(self, document: Any, changed: frozenset[str]) -> None:
+        if not isinstance(document, dict) or document.get("format") != FORMAT:
+            return
+        if document.get("config") != self.config:
+            return
+        items, rows = document["items"], document["rows"]
+        if not isinstance(items, list) or not isinstance(rows, list):
+            return
+        self._items = [str(i) for i in items]
+        touched = {n for n, item in enumerate(self._items) if item in changed}
+        for row in rows:
+            if _well_formed(row, len(self._items)) and not any(i in touched for i in row[1]):
+                self._rows[row[0]] = row
+
+    def take(self, roots: list[StepRoot]) -> tuple[list[Outcome], list[str], list[str]] | None:
+        """The kept result of the unit of `roots` that no change touched: each
+        root's outcome, the items it read and the walks it relied on."""
+        key = unit_key(roots)
+        row = self._rows.get(key)
+        if row is None:
+            return None
+        try:
+            table, top = json.loads(row[2])
+            outcomes = decode(table, top, _UNIT_CLASSES)
+        except (ValueError, TypeError):
+            return None
+        if not _plausible(outcomes, len(roots)):
+            return None
+        self.taken += 1
+        names = [self._items[i] for i in row[1]]
+        self._kept[key] = [key, names, row[2], row[3]]
+        return outcomes, names, row[3]
+
+    def keep(
+        self,
+        roots: list[StepRoot],
+        outcomes: list[Outcome],
+        items: Iterable[str],
+        walks: list[str],
+    ) -> None:
+        """A unit this run analysed, with what it read and the walks it relied on."""
+        table, top = encode(outcomes, _UNIT_CLASSES)
+        text = json.dumps([table, top], separators=(",", ":"))
+        key = unit_key(roots)
+        self._kept[key] = [key, sorted(items), text, walks]
+
+    def document(self) -> dict[str, Any]:
+        """The units of this run, for the next: those it took and those it made."""
+        items: list[str] = []
+        index: dict[str, int] = {}
+        rows = []
+        for key, names, text, walks in self._kept.values():
+            ids = []
+            for item in names:
+                found = index.get(item)
+                if found is None:
+                    found = index[item] = len(items)
+                    items.append(item)
+                ids.append(found)
+            rows.append([key, ids, text, walks])
+        return {"format": FORMAT, "config": self.config, "items": items, "rows": rows}
+
+
+def _well_formed(row: Any, items: int) -> bool:
+    """A row as `document` writes it (a foreign or damaged one is dropped)."""
+    return (
+        isinstance(row, list)
+        and len(row) == 4
+        and isinstance(row[0], str)
+        and isinstance(row[1], list)
+        and all(isinstance(i, int) and 0 <= i < items for i in row[1])
+        and isinstance(row[2], str)
+        and isinstance(row[3], list)
+        and all(isinstance(k, str) for k in row[3])
+    )
+
+
+def _plausible(outcomes: Any, roots: int) -> bool:
+    """Decoded outcomes with the shape a unit's have (the codec builds only
+    known classes, not their fields' types)."""
+    return (
+        isinstance(outcomes, list)
+        and len(outcomes) == roots
+        and all(
+            isinstance(o, tuple)
+            and len(o) == 4
+            and isinstance(o[0], list)
+            and all(isinstance(p, StepPath) and isinstance(p.state, PathState) for p in o[0])
+            and (o[1] is None or isinstance(o[1], str))
+            and isinstance(o[2], tuple)
+            and isinstance(o[3], dict)
+            for o in outcomes
+        )
+    )

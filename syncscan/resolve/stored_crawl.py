@@ -1,0 +1,103 @@
+"""The call graph's visits kept from one run for the next (the cache's crawl.json).
+
+The crawl (callgraph.py) visits each function the step path may reach once,
+in breadth-first order, and what it learns there — the calls it resolves, the
+attributes the function assigns, its None tests — is a function of the
+summary items that visit read (reads.py: memo hits included) and of the packs
+(in the record's key). A run keeps each visit with its items; the next run,
+where an edit changed some items the recorded run read (reuse.py), takes a
+visit none of whose items changed instead of resolving its calls again, and
+replays it in the same order, so the graph is the one a fresh crawl builds.
+
+Rows: the context's key, the ids of its items in the document's item table,
+and the visit as plain data (None where the function's module has no summary).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+FORMAT = 1
+Row = list[Any]  # key, item ids (names until saved), visit data
+
+
+def context_key(qualname: str, self_class: str | None) -> str:
+    return f"{qualname}\0{self_class}" if self_class is not None else qualname
+
+
+class StoredCrawl:
+    """The visits the recorded run kept that no change touched, and those this
+    run makes, for the next run."""
+
+    def __init__(self, document: Any, changed: frozenset[str] | None) -> None:
+        self._items: list[str] = []
+        self._rows: dict[str, Row] = {}  # key -> row, of the recorded run's valid visits
+        self._kept: dict[str, Row] = {}  # key -> row of this run, item names in place of ids
+        self.taken = 0
+        if changed is not None:
+            try:
+                self._load(document, changed)
+            except (KeyError, TypeError, ValueError, IndexError):
+                self._items, self._rows = [], {}  # damaged: start afresh
+
+    def _load(self, document: Any, changed: frozenset[str]) -> None:
+        if not isinstance(document, dict) or document.get("format") != FORMAT:
+            return
+        items, rows = document["items"], document["rows"]
+        if not isinstance(items, list) or not isinstance(rows, list):
+            return
+        self._items = [str(i) for i in items]
+        touched = {n for n, item in enumerate(self._items) if item in changed}
+        for row in rows:
+            if _well_formed(row, len(self._items)) and not any(i in touched for i in row[1]):
+                self._rows[row[0]] = row
+
+    def take(self, key: str) -> tuple[list[str], list[Any] | None] | None:
+        """A kept visit of the context `key` that no change touched: its items
+        and its data (None: the function's module had no summary)."""
+        row = self._rows.get(key)
+        if row is None:
+            return None
+        self.taken += 1
+        names = [self._items[i] for i in row[1]]
+        self._kept[key] = [key, names, row[2]]
+        return names, row[2]
+
+    def keep(self, key: str, items: Iterable[str], visit: list[Any] | None) -> None:
+        """A visit this run made, with what it read."""
+        self._kept[key] = [key, sorted(items), visit]
+
+    def forget(self) -> None:
+        """Nothing taken holds (the crawl starts again without the store)."""
+        self._rows, self._kept = {}, {}
+        self.taken = 0
+
+    def document(self) -> dict[str, Any]:
+        """The visits of this run, for the next: those it took and those it
+        made (the item table holds only what they read)."""
+        items: list[str] = []
+        index: dict[str, int] = {}
+        rows = []
+        for key, names, visit in self._kept.values():
+            ids = []
+            for item in names:
+                found = index.get(item)
+                if found is None:
+                    found = index[item] = len(items)
+                    items.append(item)
+                ids.append(found)
+            rows.append([key, ids, visit])
+        return {"format": FORMAT, "items": items, "rows": rows}
+
+
+def _well_formed(row: Any, items: int) -> bool:
+    """A row as `document` writes it (a foreign or damaged one is dropped)."""
+    return (
+        isinstance(row, list)
+        and len(row) == 3
+        and isinstance(row[0], str)
+        and isinstance(row[1], list)
+        and all(isinstance(i, int) and 0 <= i < items for i in row[1])
+        and (row[2] is None or isinstance(row[2], list))
+    )
