@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from helpers import SUMMARY_SOURCE as SOURCE
 
+from syncscan.index import reads
 from syncscan.index.build import summarise
-from syncscan.index.moves import line_map
+from syncscan.index.moves import changed_items, line_map
 from syncscan.index.summary import ModuleSummary, recorded
 
 STEP = "function\0pkg.mod.Runner.step"
@@ -125,3 +126,21 @@ def test_assignments_through_self_move_with_their_method() -> None:
     assignment_line = step.header_line + 2  # `self.count = len(batch)`
     moved = line_map(before, moved_down, ["class-assigned\0pkg.mod.Runner"])
     assert moved is not None and moved[assignment_line] == assignment_line + 3
+
+
+def test_an_item_read_only_for_what_it_says_is_unchanged_by_a_move() -> None:
+    """A walk that asked the type of `self.count` read the class's assignments
+    for what they say (reads.py `MOVABLE`): moved, they are unchanged for it;
+    read as they are (a buffer's allocation line), they changed."""
+    before = _summary(SOURCE)
+    moved_down = _summary(
+        SOURCE.replace("    @property\n", "    def first(self):\n        pass\n\n    @property\n")
+    )
+    # A module's items, as the run record lists them: "kind \0 qualname".
+    read = "class-assigned\0pkg.mod.Runner"
+    unplaced = reads.movable(f"pkg.mod\0{read}").partition("\0")[2]
+    assert unplaced != read and reads.kind_of(unplaced.split("\0")[0]) == "class-assigned"
+    assert changed_items(before, moved_down, [read]) == {read}
+    assert changed_items(before, moved_down, [unplaced]) == set()
+    rewritten = _summary(SOURCE.replace("self.count = len(batch)", "self.count = 0"))
+    assert changed_items(before, rewritten, [unplaced]) == {unplaced}  # what it says changed

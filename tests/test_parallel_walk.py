@@ -25,7 +25,7 @@ class FakeProgram:
     def __init__(self) -> None:
         self.requests: list[str] = []
         self.headers_used = False
-        self.adopted: list[tuple[list[str], list[str], bool, frozenset[str] | None]] = []
+        self.adopted: list[tuple[list[str], list[str], bool]] = []
         self.in_a_worker = False
         self.walkers_told = 0
 
@@ -41,17 +41,8 @@ class FakeProgram:
     def parsed_in_worker(self) -> list[str]:
         return [r for r in self.requests if r.endswith("_c")]  # the parsed one
 
-    def broken(self, modules: list[str]) -> frozenset[str]:
-        return frozenset(m for m in modules if m.endswith("_d"))  # the one with no summary
-
-    def adopt(
-        self,
-        requested: list[str],
-        parsed: list[str],
-        headers_used: bool,
-        broken: frozenset[str] | None = None,
-    ) -> None:
-        self.adopted.append((requested, parsed, headers_used, broken))
+    def adopt(self, requested: list[str], parsed: list[str], headers_used: bool) -> None:
+        self.adopted.append((requested, parsed, headers_used))
 
 
 def test_partition_balances_the_costliest_first_and_drops_empty_workers() -> None:
@@ -75,12 +66,11 @@ def test_results_come_back_in_root_order_with_each_roots_demands() -> None:
     results = parallel.run_in_workers(roots, [1, 4, 2, 3], 2, walk, program)  # type: ignore[arg-type]
     assert [r[0] for r in results] == ["A", "B", "C", "D"]  # type: ignore[index]
     assert all(r[1] for r in results)  # type: ignore[index] - each walked in a worker
-    none: frozenset[str] = frozenset()
     assert program.adopted == [
-        (["module_of_a"], ["module_of_c"], False, none),
-        (["module_of_b"], ["module_of_c"], True, none),
-        (["module_of_c"], ["module_of_c"], False, none),
-        (["module_of_d"], ["module_of_c"], False, frozenset({"module_of_d"})),
+        (["module_of_a"], ["module_of_c"], False),
+        (["module_of_b"], ["module_of_c"], True),
+        (["module_of_c"], ["module_of_c"], False),
+        (["module_of_d"], ["module_of_c"], False),
     ]
     assert not program.in_a_worker  # only the workers' copies were told
     assert program.walkers_told == 1  # the cores are the walks' from the fork on

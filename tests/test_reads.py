@@ -163,3 +163,39 @@ def test_a_memo_guard_answers_a_recursive_ask_and_fits_refuses_a_stale_value() -
     assert memo.made("k", lambda: memo.made("k", lambda: 1, guard=0) + 5, guard=0) == 5
     assert memo.made("k", lambda: 9, fits=lambda value: value != 5) == 9
     assert "k" in memo and "other" not in memo
+
+
+def test_reads_of_a_positions_unused_function_are_noted_movable_and_memos_keep_them_as_read() -> (
+    None
+):
+    """What a function whose result names no position reads is noted in the
+    form a move leaves unchanged; a memo filled inside it keeps the items as
+    read, so a reader that uses positions and hits it names them as they are."""
+    memo: reads.Memo[str, int] = reads.Memo()
+    assigned = reads.item("pkg.mod", "class-assigned", "pkg.mod.Runner")
+    asked = reads.item("", "defs", "step")  # a subclass query: no positions, as it is
+
+    def assignments() -> int:
+        reads.note(assigned)
+        reads.note(asked)
+        return 1
+
+    @reads.positions_unused
+    def types() -> int:
+        return memo.made("k", assignments) + nested()
+
+    @reads.positions_unused
+    def nested() -> int:  # inside another: counted once, at the outer one
+        reads.note(assigned)
+        return 0
+
+    reads.start()
+    try:
+        assert types() == 1
+        typed = reads.take()
+        assert memo.made("k", assignments) == 1  # a hit outside: as read
+        placed = reads.stop()
+    finally:
+        reads.stop()
+    assert typed == {reads.movable(assigned), asked}
+    assert placed == {assigned, asked}

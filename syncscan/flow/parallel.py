@@ -12,10 +12,8 @@ summaries and the oracles' caches instead of rebuilding them. Each sends back,
 per unit, its result and what it asked of the program that the parent has not:
 the modules it loaded, in order, whether it read every file's class headers,
 and the summary items it read (reads.py). The parent replays those
-demands unit by unit (`Program.adopt`: a module that summarised there is only
-marked, one that did not is loaded for its diagnostic), so the modules,
-diagnostics, file inputs and items the run records are the ones a serial run
-records. A worker
+demands unit by unit (`Program.adopt`), so the modules, diagnostics, file
+inputs and items the run records are the ones a serial run records. A worker
 that dies (killed for memory, say) leaves its units to the parent, which runs
 them itself: the result is never short of a root.
 """
@@ -37,10 +35,9 @@ if TYPE_CHECKING:
 Unit = TypeVar("Unit")
 Result = TypeVar("Result")
 # What a worker returns for one unit: its index, its result, the modules it
-# asked for (in order), those of them it parsed and those that had no summary,
-# whether it read every file's class headers, and the summary items it read
-# (reads.py).
-Outcome = tuple[int, Result, list[str], list[str], frozenset[str], bool, set[str]]
+# loaded for it (in order), those of them it parsed, whether it read every
+# file's class headers, and the summary items it read (reads.py).
+Outcome = tuple[int, Result, list[str], list[str], bool, set[str]]
 
 
 def can_fork() -> bool:
@@ -112,8 +109,8 @@ def run_in_workers(
         if index not in outcomes:  # its worker died: run it here
             results.append(run(unit))
             continue
-        _, result, loaded, _, broken, headers_used, read = outcomes[index]
-        program.adopt(loaded, parsed, headers_used, broken)
+        _, result, loaded, _, headers_used, read = outcomes[index]
+        program.adopt(loaded, parsed, headers_used)
         reads.add(read)
         results.append(result)
     return results
@@ -137,8 +134,7 @@ def _worker(
             loaded = program.requested_in_order()[len(requested) :]
             parsed = program.parsed_in_worker()[len(parsed) :]
             headers = program.headers_used and not headers_before
-            broken = program.broken(loaded)
-            send.send((index, result, loaded, parsed, broken, headers, reads.take()))
+            send.send((index, result, loaded, parsed, headers, reads.take()))
     except KeyboardInterrupt:
         pass  # the parent was interrupted too, and says so
     except BaseException as exc:  # noqa: BLE001 - the parent runs what is missing

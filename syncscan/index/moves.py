@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from syncscan.index.positions import lines_in, paired
-from syncscan.index.reads import FIELD_OF, FUNCTION_KINDS
+from syncscan.index.reads import FIELD_OF, FUNCTION_KINDS, MOVABLE, kind_of
 
 if TYPE_CHECKING:
     from syncscan.index.summary import ClassSummary, ModuleSummary
@@ -39,6 +39,7 @@ def line_map(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> L
     markers_read = False
     for entry in items:
         kind, _, qualname = entry.partition("\0")
+        kind = kind_of(kind)  # a movable item carries its lines like the other
         if kind == "module":
             old_header, new_header = module_header(before), module_header(after)
             if old_header != new_header:
@@ -77,16 +78,20 @@ def line_map(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> L
 
 def changed_items(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> set[str]:
     """The read `items` on which the two summaries differ, a move included: a
-    callee walk that read one holds its lines, so it is walked again (stored.py)."""
+    callee walk that read one holds its lines, so it is walked again (stored.py);
+    unless it read it only for what it says (reads.py `MOVABLE`)."""
     from syncscan.index.summary import markers
 
     changed = set()
     for entry in items:
-        if entry.partition("\0")[0] == "markers":
+        kind = entry.partition("\0")[0]
+        if kind == "markers":
             same = markers(before) == markers(after)
         else:
             moved = line_map(before, after, [entry])
-            same = moved is not None and all(old == new for old, new in moved.items())
+            same = moved is not None and (
+                kind.endswith(MOVABLE) or all(old == new for old, new in moved.items())
+            )
         if not same:
             changed.add(entry)
     return changed

@@ -38,7 +38,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
-from typing import Generic, TypeVar
+from functools import wraps
+from typing import Generic, ParamSpec, TypeVar
 
 # The items read since `start` (or since the innermost `push`), or None when no
 # run is recording.
@@ -155,6 +156,57 @@ class Memo(Generic[K, V]):
 
     def clear(self) -> None:
         self._values.clear()
+
+
+# An item read only for what it says, not where: `positions_unused` notes it
+# with its kind so marked, and a change that only moves it leaves it unchanged
+# (moves.py). Only kinds whose content holds positions have such a form.
+MOVABLE = "~"
+_MOVABLE_KINDS = frozenset({"module", "name", "class", "class-assigned", "function", "assigned"})
+_movable: dict[str, str] = {}
+_unplaced = False  # inside a `positions_unused` function
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def movable(entry: str) -> str:
+    """The form of `entry` that a move leaves unchanged (itself where its kind
+    holds no positions)."""
+    found = _movable.get(entry)
+    if found is None:
+        module, kind, qualname = entry.split("\0", 2)
+        found = entry
+        if kind in _MOVABLE_KINDS:
+            found = f"{module}\0{kind}{MOVABLE}\0{qualname}"
+        _movable[entry] = found
+    return found
+
+
+def kind_of(kind: str) -> str:
+    """An item's kind, whichever form it was read in."""
+    return kind.removesuffix(MOVABLE)
+
+
+def positions_unused(function: Callable[P, R]) -> Callable[P, R]:
+    """`function`'s result names no position of what it reads (the type
+    oracle's class names): what it reads is noted in the form a move leaves
+    unchanged, so a walk that asked a type is not made again because a line
+    above an assignment it read moved. Memo tables keep the items as read:
+    a value made here and reused elsewhere names them as they were read."""
+
+    @wraps(function)
+    def unplaced(*args: P.args, **kwargs: P.kwargs) -> R:
+        global LOG, _unplaced
+        if _unplaced or LOG is None:
+            return function(*args, **kwargs)
+        outer, LOG, _unplaced = LOG, set(), True
+        try:
+            return function(*args, **kwargs)
+        finally:
+            inner, LOG, _unplaced = LOG, outer, False
+            outer.update(movable(entry) for entry in inner)
+
+    return unplaced
 
 
 def add(items: set[str]) -> None:

@@ -113,12 +113,6 @@ class Program:
         """How many modules asked for have a summary (marked ones included)."""
         return sum(1 for m, s in self._summaries.items() if s is not None or m in self._unloaded)
 
-    def broken(self, modules: list[str]) -> frozenset[str]:
-        """Those of `modules` asked for that have no summary."""
-        return frozenset(
-            m for m in modules if self._summaries.get(m) is None and m not in self._unloaded
-        )
-
     def requested(self) -> list[str]:
         """Every module name whose summary the run asked for (its file inputs)."""
         return sorted(self._summaries)
@@ -137,9 +131,9 @@ class Program:
         """Ask what a walk worker asked (parallel.py): its modules, in its order,
         and every file's class headers where it read them, so the run's inputs
         and diagnostics are those of a run that asked itself. The modules the
-        workers `parsed` (and cached) count as parsed here, not as cache hits;
-        with `broken` (those that had no summary there), the others are only
-        marked (`mark`): known to summarise, they load where read."""
+        workers `parsed` (and cached) count as parsed here, not as cache hits.
+        With `broken` (what an earlier run kept asked: those that had no
+        summary), the others are only marked (`mark`): they load where read."""
         counted = getattr(self._summarise, "parsed_elsewhere", None)
         elsewhere = frozenset(parsed)
         for module in requested:

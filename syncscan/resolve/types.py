@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from syncscan.index import ir
+from syncscan.index import ir, reads
 from syncscan.index.reads import Memo
 from syncscan.index.summary import (
     FunctionSummary,
@@ -79,6 +79,7 @@ class TypeOracle:
                         )
         return out
 
+    @reads.positions_unused
     def attr_types(self, class_qualname: str, attr: str) -> frozenset[str]:
         """Types `obj.attr` may hold. Memoised, so computed from depth 0 whatever
         the caller's depth: a result cut short by the caller's budget would
@@ -119,6 +120,7 @@ class TypeOracle:
         return frozenset(types)
 
     # ------------------------------------------------------------------ annotations
+    @reads.positions_unused
     def annotation_types(self, expr: ir.Expr, module: ModuleSummary) -> frozenset[str]:
         if isinstance(expr, ir.Const):
             if isinstance(expr.value, str):
@@ -157,6 +159,7 @@ class TypeOracle:
         return self.annotation_types(index, module)
 
     # ------------------------------------------------------------------ expressions
+    @reads.positions_unused
     def expr_types(self, expr: ir.Expr | None, scope: Scope, depth: int = 0) -> frozenset[str]:
         """Types `expr` may hold in `scope`. The walk asks the same questions of
         every path and every caller, so a full-depth answer is memoised; not
@@ -246,6 +249,7 @@ class TypeOracle:
             return self.expr_types(symbol.value, Scope(symbol.module, None, None), depth + 1)
         return frozenset()
 
+    @reads.positions_unused
     def call_types(self, call: ir.Call, scope: Scope, depth: int) -> frozenset[str]:
         """Types of a call's result: constructed class, partial, or return annotation."""
         func = call.func
@@ -290,6 +294,7 @@ class TypeOracle:
                     out.add(f"{base_type}.{func.attr}()")
         return frozenset(out)
 
+    @reads.positions_unused
     def surely_not_none(self, value: ir.Expr, scope: Scope) -> bool | None:
         """True for a value that is surely not None (a constructed object, a literal
         container), False for None, None when it cannot be told."""

@@ -1,0 +1,178 @@
+"""Class analyses and crawl visits kept from one run for the next
+(syncscan/flow/stored_units.py, syncscan/resolve/stored_crawl.py): an edit to one
+step-root class re-analyses that class and takes the other's analysis; the
+crawl replays the visits the edit left alone; and the result is a fresh
+analysis's, field by field, whether the classes run in this process or in
+walk workers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import BUGGY, copy_project, damage
+from test_reuse import checked
+from test_stored import _insert_statement, _same_as_fresh
+
+from syncscan.flow import context
+from syncscan.runner import RunResult, run
+
+SECOND = '''"""A second engine class on the same inputs: the pool's slot is written and
+nothing waits before the step returns."""
+
+from engine.inputs import StagedInputs
+from engine.kernels import embed_kernel
+from engine.outputs import EmptyOutput
+
+
+class SecondRunner:
+    def __init__(self, config):
+        self.inputs = StagedInputs(config.max_tokens, config.async_depth)
+        self.table = None
+        self.hidden = None
+
+    def execute_model(self, batch):
+        n = len(batch.token_ids)
+        ids_view = self.inputs.stage(batch.token_ids)
+        embed_kernel[(n,)](ids_view, self.table, self.hidden, 4)
+        return EmptyOutput(batch.req_ids)
+'''
+
+ROOT = """
+[[step_root]]
+class = "engine.second.SecondRunner"
+method = "execute_model"
+"""
+
+
+def _two_classes(root: Path) -> Path:
+    project = copy_project(BUGGY, root)
+    (project / "engine" / "second.py").write_text(SECOND, encoding="utf-8")
+    pack = project / "step_pack.toml"
+    pack.write_text(pack.read_text(encoding="utf-8") + ROOT, encoding="utf-8")
+    return project
+
+
+def _checked(project: Path, cache: Path, jobs: int) -> RunResult:
+    return run(project, cache_dir=cache, reuse_findings=True, jobs=jobs)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_edit_to_one_class_takes_the_other_class_and_the_visits_it_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    # Walk workers for a fixture's few call graph nodes (vLLM's have thousands).
+    monkeypatch.setattr(context, "PARALLEL_MIN_NODES", 1)
+    project = _two_classes(tmp_path / "project")
+    cache = tmp_path / "cache"
+    first = _checked(project, cache, jobs)
+    assert first.stats["step_roots"] == 2 and first.stats["units_reused"] == 0
+    assert {f.location.path for f in first.findings} >= {"engine/runner.py", "engine/second.py"}
+    if jobs > 1:
+        assert first.stats["walk_processes"] == 2
+
+    _insert_statement(project / "engine" / "second.py", "SecondRunner.execute_model")
+    second_edited = _checked(project, cache, jobs)
+    assert second_edited.stats["findings_reused"] == 0
+    assert second_edited.stats["units_reused"] == 1  # Runner's analysis, taken whole
+    assert second_edited.stats["visits_reused"] > 0
+    assert second_edited.stats["walk_processes"] == 0  # one class left: no workers
+    _same_as_fresh(second_edited, project)
+
+    _insert_statement(project / "engine" / "runner.py", "Runner.execute_model")
+    runner_edited = _checked(project, cache, jobs)
+    assert runner_edited.stats["units_reused"] == 1  # SecondRunner's, kept by the last run
+    _same_as_fresh(runner_edited, project)
+
+    # Both classes read StagedInputs.stage: neither analysis holds.
+    _insert_statement(project / "engine" / "inputs.py", "StagedInputs.stage")
+    shared_edited = _checked(project, cache, jobs)
+    assert shared_edited.stats["units_reused"] == 0
+    _same_as_fresh(shared_edited, project)
+
+
+def test_a_class_taken_whole_keeps_its_walks_for_the_next_edit(tmp_path: Path) -> None:
+    """The walks of a class whose analysis was taken stay kept: when an edit
+    reaches that class later, its callees' walks are taken, not walked."""
+    project = _two_classes(tmp_path / "project")
+    cache = tmp_path / "cache"
+    checked(project, cache)
+    _insert_statement(project / "engine" / "second.py", "SecondRunner.execute_model")
+    assert checked(project, cache).stats["units_reused"] == 1
+    _insert_statement(project / "engine" / "runner.py", "Runner.execute_model")
+    again = checked(project, cache)
+    assert again.stats["walks_reused"] > 0  # Runner's callees, kept two runs ago
+    _same_as_fresh(again, project)
+
+
+def test_a_module_without_a_summary_is_reported_where_a_kept_analysis_was_taken(
+    tmp_path: Path,
+) -> None:
+    """A kept visit or class names the modules it read; the run asks for them
+    without loading them (Program.mark), except one that had no summary: that
+    one is loaded, and its diagnostic is the one a fresh run gives. One that
+    stops parsing makes nothing kept hold (reuse.py)."""
+    project = _two_classes(tmp_path / "project")
+    cache = tmp_path / "cache"
+    # A module only Runner's step reads, which does not parse.
+    (project / "engine" / "only_first.py").write_text("def helper(:\n", encoding="utf-8")
+    runner = project / "engine" / "runner.py"
+    source = runner.read_text(encoding="utf-8")
+    runner.write_text(
+        "from engine.only_first import helper\n"
+        + source.replace(
+            "        self._pending = None\n", "        self._pending = None\n        helper()\n"
+        )
+    )
+    first = checked(project, cache)
+    assert any(d.path == "engine/only_first.py" for d in first.diagnostics)
+    _insert_statement(project / "engine" / "second.py", "SecondRunner.execute_model")
+    again = checked(project, cache)
+    assert again.stats["units_reused"] == 1
+    assert any(d.path == "engine/only_first.py" for d in again.diagnostics)
+    _same_as_fresh(again, project)
+    inputs = project / "engine" / "inputs.py"
+    inputs.write_text(inputs.read_text(encoding="utf-8") + "\ndef broken(:\n")
+    _insert_statement(project / "engine" / "second.py", "SecondRunner.execute_model", "_x = 1")
+    last = checked(project, cache)
+    assert last.stats["units_reused"] == last.stats["visits_reused"] == 0
+    _same_as_fresh(last, project)
+
+
+def _reshaped_units(data: dict) -> None:
+    for row in data["rows"]:
+        row[2] = json.dumps([[["StepPath", "oops"]], [0]])
+
+
+def _foreign_visits(data: dict) -> None:
+    for row in data["rows"]:
+        if row[2] is not None:
+            row[2][8] = [["x", 1, 2, "self", ["not", "a", "name"], None]]
+
+
+@pytest.mark.parametrize(
+    ("document", "how"),
+    [
+        ("units.json", "garbage"),
+        ("units.json", "null"),
+        ("units.json", _reshaped_units),
+        ("crawl.json", "truncate"),
+        ("crawl.json", "[]"),
+        ("crawl.json", _foreign_visits),
+    ],
+    ids=["units-garbage", "units-null", "units-state", "crawl-truncate", "crawl-list", "crawl-row"],
+)
+def test_damaged_kept_units_and_visits_are_ignored(tmp_path: Path, document: str, how) -> None:  # type: ignore[no-untyped-def]
+    project = _two_classes(tmp_path / "project")
+    cache = tmp_path / "cache"
+    checked(project, cache)
+    if callable(how):
+        damage(cache / document, "reshape", how)
+    else:
+        damage(cache / document, how, lambda data: None)
+    _insert_statement(project / "engine" / "second.py", "SecondRunner.execute_model")
+    again = checked(project, cache)
+    if document == "units.json":
+        assert again.stats["units_reused"] == 0
+    _same_as_fresh(again, project)
