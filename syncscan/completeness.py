@@ -57,8 +57,6 @@ def incomplete_roots(analysis: Analysis, skipped: list[Diagnostic]) -> list[Diag
 
 def _modules_reached(analysis: Analysis) -> dict[str, list[ModuleSummary]]:
     """Each step root's name -> the summaries of the modules its call graph reaches."""
-    import networkx as nx  # only a run that skipped a file gets here
-
     graph = analysis.callgraph.graph
     by_path = {summary.path: summary for summary in analysis.program.loaded()}
     out: dict[str, list[ModuleSummary]] = {}
@@ -66,7 +64,7 @@ def _modules_reached(analysis: Analysis) -> dict[str, list[ModuleSummary]]:
         node = context_name(root.function, root.self_class)
         if node not in graph:
             continue
-        nodes = {node, *nx.descendants(graph, node)}
+        nodes = {node, *graph.descendants(node)}
         paths = sorted({graph.nodes[n].get("path") for n in nodes} - {None})
         out.setdefault(root.name, []).extend(by_path[p] for p in paths if p in by_path)
     return out

@@ -3,7 +3,7 @@
 `syncscan --version` answers before anything heavy loads, `rules` and
 `explain` read the rules' documentation without the engine, and a check whose
 findings are reused from the last run never imports the analysis (the flow
-engine, the call graph's networkx, the indexer) nor the other report formats.
+engine, the call graph, the indexer) nor the other report formats.
 Each case runs in a fresh interpreter, so the modules loaded are the command's.
 """
 
@@ -26,7 +26,8 @@ except SystemExit:
     pass
 print(json.dumps(sorted(sys.modules)))
 """
-# The engine: the walk and what it stands on, the resolvers, the indexer, networkx.
+# The engine: the walk and what it stands on, the resolvers, the indexer (and networkx,
+# which it no longer uses: a guard against its return to the start-up path).
 HEAVY = (
     "syncscan.flow.walk",
     "syncscan.flow.context",

@@ -75,8 +75,8 @@ def _graph(result: RunResult) -> tuple:
     assert result.analysis is not None
     graph = result.analysis.callgraph
     return (
-        list(graph.graph.nodes(data=True)),
-        list(graph.graph.edges(keys=True, data=True)),
+        list(graph.graph.nodes.items()),
+        graph.graph.edges,
         graph.assigned_attrs,
         graph.chain_assigned,
         graph.none_tested,

@@ -10,7 +10,7 @@ which is what makes it a mode predicate.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from syncscan.index import ir, reads
 from syncscan.index.summary import FunctionSummary, ModuleSummary
@@ -19,22 +19,48 @@ from syncscan.resolve.program import Program
 from syncscan.resolve.stored_crawl import StoredCrawl, context_key
 from syncscan.resolve.types import Scope
 
-if TYPE_CHECKING:
-    import networkx as nx
-
 _MAX_NODES = 20000
 
 
-def _new_graph() -> nx.MultiDiGraph:
-    # Imported here: a run that reuses its findings never builds a graph.
-    import networkx as nx
+@dataclass
+class Edges:
+    """A directed multigraph of named nodes with attributes, as the crawl
+    builds it: nodes and edges in the order they were added. Plain, not
+    networkx: a run whose call graph is rebuilt from kept visits would spend
+    a third of its crawl importing it."""
 
-    return nx.MultiDiGraph()
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    edges: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    _after: dict[str, list[str]] = field(default_factory=dict)
+
+    def add_node(self, name: str, **attrs: Any) -> None:
+        self.nodes.setdefault(name, {}).update(attrs)
+
+    def add_edge(self, source: str, target: str, **data: Any) -> None:
+        self.nodes.setdefault(source, {})
+        self.nodes.setdefault(target, {})
+        self.edges.append((source, target, data))
+        self._after.setdefault(source, []).append(target)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.nodes
+
+    def descendants(self, name: str) -> set[str]:
+        """The other nodes reachable from `name` (itself left out, on a cycle too)."""
+        found: set[str] = set()
+        frontier = list(self._after.get(name, ()))
+        while frontier:
+            node = frontier.pop()
+            if node not in found:
+                found.add(node)
+                frontier.extend(self._after.get(node, ()))
+        found.discard(name)
+        return found
 
 
 @dataclass
 class CallGraph:
-    graph: nx.MultiDiGraph = field(default_factory=_new_graph)
+    graph: Edges = field(default_factory=Edges)
     resolved_calls: int = 0
     unresolved_calls: int = 0
     # (path, line, caller, call) of calls on project objects the resolver could
@@ -53,17 +79,15 @@ class CallGraph:
         return frozenset(self.chain_assigned & self.none_tested)
 
     def node_count(self) -> int:
-        return self.graph.number_of_nodes()
+        return len(self.graph.nodes)
 
     def reach(self, function: FunctionSummary, self_class: str | None) -> int:
         """Functions a call of `function` may reach, itself included (the size
         of its walk, roughly)."""
-        import networkx as nx
-
         node = context_name(function, self_class)
         if node not in self.graph:
             return 1
-        return 1 + len(nx.descendants(self.graph, node))
+        return 1 + len(self.graph.descendants(node))
 
 
 def context_name(function: FunctionSummary, self_class: str | None) -> str:
@@ -122,11 +146,9 @@ def _crawl(
         kept = store.take(name) if store is not None else None
         functions: list[FunctionSummary] | None = None  # the callees', where visited here
         if kept is not None:
-            items, visit = kept
+            (visit,) = kept
             if visit is not None and not _sound(visit):
                 raise _Unsure(name)
-            reads.add(set(items))
-            program.adopt_read(items)  # the run's inputs are a fresh crawl's
         else:
             if function is None:
                 function = _function_named(program, qualname)
@@ -139,6 +161,12 @@ def _crawl(
                 store.keep(name, items, visit)
         if visit is not None:
             frontier.extend(_apply(graph, visit, self_class, functions))
+    if store is not None:
+        # What the visits taken read, as reading it would have: the run's
+        # inputs and items are a fresh crawl's.
+        taken = store.taken_items()
+        reads.add(taken)
+        program.adopt_read(taken)
     return graph
 
 

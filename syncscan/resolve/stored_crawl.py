@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 FORMAT = 1
-Row = list[Any]  # key, item ids (names until saved), visit data
+Row = list[Any]  # key, item ids, visit data
 
 
 def context_key(qualname: str, self_class: str | None) -> str:
@@ -33,8 +33,8 @@ class StoredCrawl:
     def __init__(self, document: Any, changed: frozenset[str] | None) -> None:
         self._items: list[str] = []
         self._rows: dict[str, Row] = {}  # key -> row, of the recorded run's valid visits
-        self._kept: dict[str, Row] = {}  # key -> row of this run, item names in place of ids
-        self.taken = 0
+        self._taken: dict[str, Row] = {}  # those of them this run took
+        self._made: dict[str, tuple[list[str], list[Any] | None]] = {}  # items, visit
         if changed is not None:
             try:
                 self._load(document, changed)
@@ -53,41 +53,53 @@ class StoredCrawl:
             if _well_formed(row, len(self._items)) and not any(i in touched for i in row[1]):
                 self._rows[row[0]] = row
 
-    def take(self, key: str) -> tuple[list[str], list[Any] | None] | None:
-        """A kept visit of the context `key` that no change touched: its items
-        and its data (None: the function's module had no summary)."""
+    def take(self, key: str) -> tuple[list[Any] | None] | None:
+        """A kept visit of the context `key` that no change touched (its data in
+        a 1-tuple; None inside: the function's module had no summary). What it
+        read is in `taken_items`."""
         row = self._rows.get(key)
         if row is None:
             return None
-        self.taken += 1
-        names = [self._items[i] for i in row[1]]
-        self._kept[key] = [key, names, row[2]]
-        return names, row[2]
+        self._taken[key] = row
+        return (row[2],)
+
+    def taken_items(self) -> set[str]:
+        """What the visits taken so far read."""
+        ids = {i for row in self._taken.values() for i in row[1]}
+        return {self._items[i] for i in ids}
+
+    @property
+    def taken(self) -> int:
+        return len(self._taken)
 
     def keep(self, key: str, items: Iterable[str], visit: list[Any] | None) -> None:
         """A visit this run made, with what it read."""
-        self._kept[key] = [key, sorted(items), visit]
+        self._made[key] = (sorted(items), visit)
 
     def forget(self) -> None:
         """Nothing taken holds (the crawl starts again without the store)."""
-        self._rows, self._kept = {}, {}
-        self.taken = 0
+        self._rows, self._taken, self._made = {}, {}, {}
 
     def document(self) -> dict[str, Any]:
         """The visits of this run, for the next: those it took and those it
         made (the item table holds only what they read)."""
         items: list[str] = []
         index: dict[str, int] = {}
-        rows = []
-        for key, names, visit in self._kept.values():
-            ids = []
+
+        def ids(names: Iterable[str]) -> list[int]:
+            found = []
             for item in names:
-                found = index.get(item)
-                if found is None:
-                    found = index[item] = len(items)
+                at = index.get(item)
+                if at is None:
+                    at = index[item] = len(items)
                     items.append(item)
-                ids.append(found)
-            rows.append([key, ids, visit])
+                found.append(at)
+            return found
+
+        rows = [
+            [key, ids(self._items[i] for i in row[1]), row[2]] for key, row in self._taken.items()
+        ]
+        rows.extend([key, ids(names), visit] for key, (names, visit) in self._made.items())
         return {"format": FORMAT, "items": items, "rows": rows}
 
 
