@@ -33,6 +33,7 @@ from typing import Any
 from syncscan.flow.codec import decode, encode
 from syncscan.flow.memo import Assumptions, CalleeWalk
 from syncscan.flow.state import PathState
+from syncscan.index import reads
 
 FORMAT = 2
 # A row: key, frame digest, predicates read, the start restricted to them,
@@ -57,9 +58,10 @@ def stable_text(value: Any) -> str:
     raise TypeError(f"no stable text for a {type(value).__name__}")
 
 
-def _well_formed(row: Any, items: int) -> bool:
-    """A row as `keep` writes it (a foreign or damaged one is dropped, and the
-    walks holding it with it)."""
+def _well_formed(row: Any) -> bool:
+    """A row with the shape `keep` writes (a foreign or damaged one is dropped,
+    and the walks holding it with it). Its item ids are checked where it is
+    taken (`_closure`): a run takes few of the thousands it loads."""
     return (
         isinstance(row, list)
         and len(row) == 10
@@ -67,7 +69,6 @@ def _well_formed(row: Any, items: int) -> bool:
         and all(isinstance(row[i], list) for i in (2, 3, 6, 7))
         and all(isinstance(row[i], int) for i in (4, 5))
         and all(isinstance(name, str) for name in row[2])
-        and all(isinstance(i, int) and 0 <= i < items for i in row[6])
         and all(isinstance(key, str) for key in row[7])
     )
 
@@ -135,12 +136,12 @@ class StoredWalks:
             return
         self._items = [str(i) for i in items]
         self._index = {item: n for n, item in enumerate(self._items)}
-        by_key = {row[0]: row for row in rows if _well_formed(row, len(self._items))}
+        by_key = {row[0]: row for row in rows if _well_formed(row)}
         touched = {self._index[i] for i in changed if i in self._index}
         parents: dict[str, list[str]] = {}
         bad = []
         for key, row in by_key.items():
-            if any(i in touched for i in row[6]) or any(c not in by_key for c in row[7]):
+            if not touched.isdisjoint(row[6]) or any(c not in by_key for c in row[7]):
                 bad.append(key)
             for child in row[7]:
                 parents.setdefault(child, []).append(key)
@@ -181,13 +182,12 @@ class StoredWalks:
             try:
                 table, top = json.loads(row[8])
                 walk = decode(table, top)
+                items = self._closure(key)
             except ValueError:
                 continue
             if not _plausible(walk):
                 continue
-            walk = dataclasses.replace(
-                walk, items=self._closure(key), functions=self._functions_below(key)
-            )
+            walk = dataclasses.replace(walk, items=items, functions=self._functions_below(key))
             walk.__dict__[_KEY] = key
             self.taken += 1
             self._taken.add(key)
@@ -223,7 +223,7 @@ class StoredWalks:
         found = self._closures.get(key)
         if found is None:
             row = self._rows[key]
-            own = {self._items[i] for i in row[6]}
+            own = set(reads.named(self._items, row[6]))
             for child in row[7]:
                 own |= self._closure(child)
             found = self._closures[key] = frozenset(own)

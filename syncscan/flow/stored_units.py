@@ -27,6 +27,7 @@ from syncscan.flow.codec import CLASSES, decode, encode
 from syncscan.flow.state import PathState
 from syncscan.flow.step import Outcome, StepPath, StepRoot
 from syncscan.flow.walk import ReturnInfo
+from syncscan.index import reads
 
 FORMAT = 1
 _UNIT_CLASSES = {**CLASSES, "StepPath": StepPath, "ReturnInfo": ReturnInfo}
@@ -66,7 +67,7 @@ class StoredUnits:
         self._items = [str(i) for i in items]
         touched = {n for n, item in enumerate(self._items) if item in changed}
         for row in rows:
-            if _well_formed(row, len(self._items)) and not any(i in touched for i in row[1]):
+            if _well_formed(row) and touched.isdisjoint(row[1]):
                 self._rows[row[0]] = row
 
     def take(self, roots: list[StepRoot]) -> tuple[list[Outcome], list[str], list[str]] | None:
@@ -79,12 +80,12 @@ class StoredUnits:
         try:
             table, top = json.loads(row[2])
             outcomes = decode(table, top, _UNIT_CLASSES)
+            names = reads.named(self._items, row[1])
         except (ValueError, TypeError):
             return None
         if not _plausible(outcomes, len(roots)):
             return None
         self.taken += 1
-        names = [self._items[i] for i in row[1]]
         self._kept[key] = [key, names, row[2], row[3]]
         return outcomes, names, row[3]
 
@@ -118,14 +119,14 @@ class StoredUnits:
         return {"format": FORMAT, "config": self.config, "items": items, "rows": rows}
 
 
-def _well_formed(row: Any, items: int) -> bool:
-    """A row as `document` writes it (a foreign or damaged one is dropped)."""
+def _well_formed(row: Any) -> bool:
+    """A row with the shape `document` writes (a foreign or damaged one is
+    dropped); its item ids are checked where it is taken."""
     return (
         isinstance(row, list)
         and len(row) == 4
         and isinstance(row[0], str)
         and isinstance(row[1], list)
-        and all(isinstance(i, int) and 0 <= i < items for i in row[1])
         and isinstance(row[2], str)
         and isinstance(row[3], list)
         and all(isinstance(k, str) for k in row[3])

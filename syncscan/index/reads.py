@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from functools import wraps
-from typing import Generic, ParamSpec, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar
 
 # The items read since `start` (or since the innermost `push`), or None when no
 # run is recording.
@@ -224,6 +224,14 @@ def paused() -> Iterator[None]:
         yield
     finally:
         LOG = held
+
+
+def named(table: list[str], ids: Any) -> list[str]:
+    """The items `ids` name in a kept store's item `table` (ValueError where
+    one is not an id in it: a damaged cache)."""
+    if not isinstance(ids, list) or not all(type(i) is int and 0 <= i < len(table) for i in ids):
+        raise ValueError("an item id outside the table")
+    return [table[i] for i in ids]
 
 
 def by_module(items: set[str]) -> dict[str, list[str]]:

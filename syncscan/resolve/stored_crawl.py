@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from syncscan.index import reads
+
 FORMAT = 1
 Row = list[Any]  # key, item ids, visit data
 
@@ -50,7 +52,7 @@ class StoredCrawl:
         self._items = [str(i) for i in items]
         touched = {n for n, item in enumerate(self._items) if item in changed}
         for row in rows:
-            if _well_formed(row, len(self._items)) and not any(i in touched for i in row[1]):
+            if _well_formed(row) and touched.isdisjoint(row[1]):
                 self._rows[row[0]] = row
 
     def take(self, key: str) -> tuple[list[Any] | None] | None:
@@ -60,6 +62,10 @@ class StoredCrawl:
         row = self._rows.get(key)
         if row is None:
             return None
+        try:
+            reads.named(self._items, row[1])
+        except ValueError:
+            return None  # damaged: made again
         self._taken[key] = row
         return (row[2],)
 
@@ -103,13 +109,13 @@ class StoredCrawl:
         return {"format": FORMAT, "items": items, "rows": rows}
 
 
-def _well_formed(row: Any, items: int) -> bool:
-    """A row as `document` writes it (a foreign or damaged one is dropped)."""
+def _well_formed(row: Any) -> bool:
+    """A row with the shape `document` writes (a foreign or damaged one is
+    dropped); its item ids are checked where it is taken."""
     return (
         isinstance(row, list)
         and len(row) == 3
         and isinstance(row[0], str)
         and isinstance(row[1], list)
-        and all(isinstance(i, int) and 0 <= i < items for i in row[1])
         and (row[2] is None or isinstance(row[2], list))
     )
