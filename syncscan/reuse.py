@@ -108,8 +108,8 @@ class Recorded:
     """What the last run's record says of this one: its result where every
     input is unchanged; else, where the change is known item by item, the
     items it read that differ now (a move included) and the token of what it
-    kept beside it — callee walks (flow/stored.py) and the crawl's visits
-    (resolve/stored_crawl.py) — which hold while their items are unchanged."""
+    kept beside it (flow/kept.py: crawl visits, callee walks, class analyses),
+    which holds while its items are unchanged."""
 
     analysed: Analysed | None = None
     changed: frozenset[str] | None = None
@@ -170,7 +170,7 @@ def load(
         if data["headers"] is not None and data["headers"] != _headers_digest(facts, data["asked"]):
             return Recorded()
         token = data.get("kept")
-        stale = _stale_items(data)  # changed since the walks and visits were kept
+        stale = _stale_items(data)  # changed since what is kept was kept
         changed = None if changed is None or stale is None else changed | stale
         result = relocated(data["result"], moves, str(project.root)) if reusable else None
         if result is None:
@@ -206,7 +206,7 @@ def load(
 
 
 def _stale_items(data: dict[str, Any]) -> set[str] | None:
-    """The items that changed since the record's walks and visits were kept (a
+    """The items that changed since what is kept beside the record was kept (a
     refreshed record's moves); None where the record's list is damaged."""
     stale = data.get("kept_stale", [])
     if not isinstance(stale, list) or not all(isinstance(i, str) for i in stale):

@@ -23,7 +23,7 @@ _MAX_NODES = 20000
 
 
 @dataclass
-class Edges:
+class Digraph:
     """A directed multigraph of named nodes with attributes, as the crawl
     builds it: nodes and edges in the order they were added. Plain, not
     networkx: a run whose call graph is rebuilt from kept visits would spend
@@ -60,7 +60,7 @@ class Edges:
 
 @dataclass
 class CallGraph:
-    graph: Edges = field(default_factory=Edges)
+    graph: Digraph = field(default_factory=Digraph)
     resolved_calls: int = 0
     unresolved_calls: int = 0
     # (path, line, caller, call) of calls on project objects the resolver could
