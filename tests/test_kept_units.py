@@ -16,6 +16,7 @@ from test_reuse import checked
 from test_stored import _insert_statement, _same_as_fresh
 
 from syncscan.flow import context
+from syncscan.resolve import callgraph
 from syncscan.runner import RunResult, run
 
 SECOND = '''"""A second engine class on the same inputs: the pool's slot is written and
@@ -145,6 +146,11 @@ def _reshaped_units(data: dict) -> None:
         row[2] = json.dumps([[["StepPath", "oops"]], [0]])
 
 
+def _visits_reading_nothing_known(data: dict) -> None:
+    for row in data["rows"]:
+        row[1] = [10**9]
+
+
 def _foreign_visits(data: dict) -> None:
     for row in data["rows"]:
         if row[2] is not None:
@@ -160,8 +166,17 @@ def _foreign_visits(data: dict) -> None:
         ("crawl.json", "truncate"),
         ("crawl.json", "[]"),
         ("crawl.json", _foreign_visits),
+        ("crawl.json", _visits_reading_nothing_known),
     ],
-    ids=["units-garbage", "units-null", "units-state", "crawl-truncate", "crawl-list", "crawl-row"],
+    ids=[
+        "units-garbage",
+        "units-null",
+        "units-state",
+        "crawl-truncate",
+        "crawl-list",
+        "crawl-row",
+        "crawl-ids",
+    ],
 )
 def test_damaged_kept_units_and_visits_are_ignored(tmp_path: Path, document: str, how) -> None:  # type: ignore[no-untyped-def]
     project = _two_classes(tmp_path / "project")
@@ -175,4 +190,40 @@ def test_damaged_kept_units_and_visits_are_ignored(tmp_path: Path, document: str
     again = checked(project, cache)
     if document == "units.json":
         assert again.stats["units_reused"] == 0
+    else:
+        assert again.stats["visits_reused"] == 0
     _same_as_fresh(again, project)
+
+
+def test_a_kept_visit_whose_callee_cannot_be_singled_out_crawls_again_without_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where a visit must be made again and its function is known only by the
+    qualname a kept visit names (its caller's visit was taken), the module must
+    hold exactly one function of that name; else the crawl starts again without
+    kept visits, and finds what a fresh crawl finds."""
+    project = _two_classes(tmp_path / "project")
+    cache = tmp_path / "cache"
+    checked(project, cache)
+    # StagedInputs.stage's visit read SlotPool.write (resolving its call); the
+    # step roots' visits did not: theirs are taken, stage's is made again.
+    _insert_statement(project / "engine" / "pool.py", "SlotPool.write")
+    assert checked(project, cache).stats["visits_reused"] > 0
+    _insert_statement(project / "engine" / "pool.py", "SlotPool.write", "_again = 1")
+    monkeypatch.setattr(callgraph, "_functions_named", lambda module, qualname: [])
+    again = checked(project, cache)
+    assert again.stats["visits_reused"] == 0
+    _same_as_fresh(again, project)
+
+
+def test_a_lone_class_is_not_kept(tmp_path: Path) -> None:
+    """With one class on the step path its analysis would be taken only where
+    nothing it read changed (then the findings are reused whole): keeping it
+    would only cost its encoding."""
+    cache = tmp_path / "cache"
+    checked(copy_project(BUGGY, tmp_path / "project"), cache)
+    assert json.loads((cache / "units.json").read_text(encoding="utf-8"))["rows"] == []
+    two = _two_classes(tmp_path / "two")
+    checked(two, tmp_path / "two-cache")
+    rows = json.loads((tmp_path / "two-cache" / "units.json").read_text(encoding="utf-8"))
+    assert len(rows["rows"]) == 2

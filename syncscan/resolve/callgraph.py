@@ -100,8 +100,8 @@ Frontier = list[tuple[str, str | None, FunctionSummary | None]]
 
 
 class _Unsure(Exception):
-    """A kept visit names a callee the summaries do not single out: the crawl
-    starts again without kept visits."""
+    """A kept visit names a callee the summaries do not single out, or is
+    damaged: the crawl starts again without kept visits."""
 
 
 def crawl(
@@ -164,7 +164,10 @@ def _crawl(
     if store is not None:
         # What the visits taken read, as reading it would have: the run's
         # inputs and items are a fresh crawl's.
-        taken = store.taken_items()
+        try:
+            taken = store.taken_items()
+        except ValueError as damaged:
+            raise _Unsure("a kept visit's items") from damaged
         reads.add(taken)
         program.adopt_read(taken)
     return graph

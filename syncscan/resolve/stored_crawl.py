@@ -62,17 +62,14 @@ class StoredCrawl:
         row = self._rows.get(key)
         if row is None:
             return None
-        try:
-            reads.named(self._items, row[1])
-        except ValueError:
-            return None  # damaged: made again
         self._taken[key] = row
         return (row[2],)
 
     def taken_items(self) -> set[str]:
-        """What the visits taken so far read."""
-        ids = {i for row in self._taken.values() for i in row[1]}
-        return {self._items[i] for i in ids}
+        """What the visits taken so far read (ValueError where an item id is
+        not one of the table's: a damaged cache)."""
+        ids = set().union(*(row[1] for row in self._taken.values()))
+        return set(reads.named(self._items, list(ids)))
 
     @property
     def taken(self) -> int:
