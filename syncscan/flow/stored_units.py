@@ -104,19 +104,11 @@ class StoredUnits:
 
     def document(self) -> dict[str, Any]:
         """The units of this run, for the next: those it took and those it made."""
-        items: list[str] = []
-        index: dict[str, int] = {}
-        rows = []
-        for key, names, text, walks in self._kept.values():
-            ids = []
-            for item in names:
-                found = index.get(item)
-                if found is None:
-                    found = index[item] = len(items)
-                    items.append(item)
-                ids.append(found)
-            rows.append([key, ids, text, walks])
-        return {"format": FORMAT, "config": self.config, "items": items, "rows": rows}
+        table = reads.ItemTable()
+        rows = [
+            [key, table.ids(names), text, walks] for key, names, text, walks in self._kept.values()
+        ]
+        return {"format": FORMAT, "config": self.config, "items": table.items, "rows": rows}
 
 
 def _well_formed(row: Any) -> bool:

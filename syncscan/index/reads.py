@@ -36,7 +36,7 @@ from: what each walk depends on is known walk by walk.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import wraps
 from typing import Any, Generic, ParamSpec, TypeVar
@@ -224,6 +224,25 @@ def paused() -> Iterator[None]:
         yield
     finally:
         LOG = held
+
+
+class ItemTable:
+    """The items of a kept store's document, each written once; its rows name
+    them by index (`ids`)."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def ids(self, names: Iterable[str]) -> list[int]:
+        found = []
+        for item in names:
+            at = self._index.get(item)
+            if at is None:
+                at = self._index[item] = len(self.items)
+                self.items.append(item)
+            found.append(at)
+        return found
 
 
 def named(table: list[str], ids: Any) -> list[str]:

@@ -86,24 +86,12 @@ class StoredCrawl:
     def document(self) -> dict[str, Any]:
         """The visits of this run, for the next: those it took and those it
         made (the item table holds only what they read)."""
-        items: list[str] = []
-        index: dict[str, int] = {}
-
-        def ids(names: Iterable[str]) -> list[int]:
-            found = []
-            for item in names:
-                at = index.get(item)
-                if at is None:
-                    at = index[item] = len(items)
-                    items.append(item)
-                found.append(at)
-            return found
-
+        table, old = reads.ItemTable(), self._items
         rows = [
-            [key, ids(self._items[i] for i in row[1]), row[2]] for key, row in self._taken.items()
+            [key, table.ids(old[i] for i in row[1]), row[2]] for key, row in self._taken.items()
         ]
-        rows.extend([key, ids(names), visit] for key, (names, visit) in self._made.items())
-        return {"format": FORMAT, "items": items, "rows": rows}
+        rows.extend([key, table.ids(names), visit] for key, (names, visit) in self._made.items())
+        return {"format": FORMAT, "items": table.items, "rows": rows}
 
 
 def _well_formed(row: Any) -> bool:
