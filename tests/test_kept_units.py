@@ -210,7 +210,7 @@ def test_a_kept_visit_whose_callee_cannot_be_singled_out_crawls_again_without_th
     _insert_statement(project / "engine" / "pool.py", "SlotPool.write")
     assert checked(project, cache).stats["visits_reused"] > 0
     _insert_statement(project / "engine" / "pool.py", "SlotPool.write", "_again = 1")
-    monkeypatch.setattr(callgraph, "_functions_named", lambda module, qualname: [])
+    monkeypatch.setattr(callgraph, "functions_named", lambda module, qualname: [])
     again = checked(project, cache)
     assert again.stats["visits_reused"] == 0
     _same_as_fresh(again, project)

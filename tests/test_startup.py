@@ -26,8 +26,7 @@ except SystemExit:
     pass
 print(json.dumps(sorted(sys.modules)))
 """
-# The engine: the walk and what it stands on, the resolvers, the indexer (and networkx,
-# which it no longer uses: a guard against its return to the start-up path).
+# The engine: the walk and what it stands on, the resolvers, the indexer.
 HEAVY = (
     "syncscan.flow.walk",
     "syncscan.flow.context",
@@ -35,7 +34,6 @@ HEAVY = (
     "syncscan.resolve.callgraph",
     "syncscan.resolve.types",
     "syncscan.index.build",
-    "networkx",
 )
 
 

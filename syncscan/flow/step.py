@@ -151,7 +151,6 @@ class StepAnalyzer:
         self.workers = workers
         self.cost = cost
         self.processes_used = 0  # worker processes the last roots were walked in
-        self._classes = 0  # how many classes the roots analysed last belong to
         # A path's resolution walk, shared by the classes a run analyses: a
         # Memo, so a class that reuses another's names what it was made from.
         self._resolved: reads.Memo[tuple, tuple[str, list[PathState]] | None] = reads.Memo()
@@ -170,9 +169,19 @@ class StepAnalyzer:
         (stored_units.py); the others are analysed in worker processes where
         there are workers to use and a fork to make them."""
         groups = _by_class(roots)
-        self._classes = len(groups)
         units = [[roots[i] for i in group] for group in groups]
+        # A lone class is taken only where nothing it read changed, and then the
+        # findings are reused whole (but for a change only the crawl or a
+        # quiescence point read), while keeping it costs its encoding (SGLang
+        # 0.5.23's scheduler: 60 MB, 4 s): only a step path of classes keeps them.
+        keeping = self.units if len(units) > 1 else None
         outcomes: list[list[Outcome] | None] = [self._taken(unit) for unit in units]
+
+        def analysed(k: int, out: list[Outcome], items: set[str], walks: list[str]) -> None:
+            if keeping is not None:
+                keeping.keep(units[k], out, items, walks)
+            outcomes[k] = out
+
         todo = [k for k, outcome in enumerate(outcomes) if outcome is None]
         finished = len(roots) - sum(len(units[k]) for k in todo)  # taken: done already
         workers = min(self.workers, len(todo))
@@ -192,7 +201,7 @@ class StepAnalyzer:
             for k, (out, items, walks, news) in zip(todo, found, strict=True):
                 if news is not None and self.walker.stored is not None:
                     self.walker.stored.adopt(news)
-                outcomes[k] = self._kept(units[k], out, items, walks)
+                analysed(k, out, items, walks)
         else:
             started = count(finished + 1)
 
@@ -201,8 +210,7 @@ class StepAnalyzer:
                     on_root(next(started), len(roots))
 
             for k in todo:
-                out, items, walks = self._unit_outcome(units[k], walking)
-                outcomes[k] = self._kept(units[k], out, items, walks)
+                analysed(k, *self._unit_outcome(units[k], walking))
         by_index = {
             index: RootAnalysis(roots[index], *outcome)
             for group, found in zip(groups, outcomes, strict=True)
@@ -218,22 +226,9 @@ class StepAnalyzer:
         if taken is None:
             return None
         outcomes, items, walks = taken
-        reads.add(set(items))
         self.program.adopt_read(items)
         if self.walker.stored is not None:
             self.walker.stored.hold(walks)
-        return outcomes
-
-    def _kept(
-        self, unit: list[StepRoot], outcomes: list[Outcome], items: set[str], walks: list[str]
-    ) -> list[Outcome]:
-        """The unit's outcomes, kept for the next run where the step path has
-        other classes: a lone class is taken only where nothing it read changed,
-        and then the findings are reused whole (but for a change that only the
-        crawl or a quiescence point read), while keeping it costs its encoding
-        (SGLang 0.5.23's scheduler: 60 MB, 4 s)."""
-        if self.units is not None and self._classes > 1:
-            self.units.keep(unit, outcomes, items, walks)
         return outcomes
 
     def _unit_outcome(

@@ -33,7 +33,7 @@ from typing import Any
 from syncscan.flow.codec import decode, encode
 from syncscan.flow.memo import Assumptions, CalleeWalk
 from syncscan.flow.state import PathState
-from syncscan.index import reads
+from syncscan.index.item_table import ItemTable, changed_ids, named, opened
 
 FORMAT = 2
 # A row: key, frame digest, predicates read, the start restricted to them,
@@ -89,7 +89,7 @@ def _plausible(walk: Any) -> bool:
     )
 
 
-def _digest(text: str) -> str:
+def digest(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
@@ -98,10 +98,9 @@ class StoredWalks:
     run makes, for the next run."""
 
     def __init__(self, document: Any, changed: frozenset[str] | None, config: str) -> None:
-        self.config = _digest(config)  # the walker's configuration (walk.py), as a digest
+        self.config = digest(config)  # the walker's configuration (walk.py), as a digest
         self.taken = 0  # walks taken from the store in this root
         self._items: list[str] = []
-        self._index: dict[str, int] = {}
         self._rows: dict[str, Row] = {}  # key -> row, of the recorded run's valid walks
         self._by_frame: dict[str, list[str]] = {}
         self._closures: dict[str, frozenset[str]] = {}
@@ -120,24 +119,15 @@ class StoredWalks:
             try:
                 self._load(document, changed)
             except (KeyError, TypeError, ValueError, IndexError, AttributeError):
-                self._items, self._index, self._rows = [], {}, {}  # damaged: start afresh
+                self._items, self._rows = [], {}  # damaged: start afresh
         for key, row in self._rows.items():
             self._by_frame.setdefault(row[1], []).append(key)
 
     # ------------------------------------------------------------------ loading
     def _load(self, document: Any, changed: frozenset[str]) -> None:
-        if not isinstance(document, dict) or document.get("format") != FORMAT:
-            return
-        if document.get("config") != self.config:
-            return
-        items = document["items"]
-        rows = document["rows"]
-        if not isinstance(items, list) or not isinstance(rows, list):
-            return
-        self._items = [str(i) for i in items]
-        self._index = {item: n for n, item in enumerate(self._items)}
+        self._items, rows = opened(document, FORMAT, self.config)
         by_key = {row[0]: row for row in rows if _well_formed(row)}
-        touched = {self._index[i] for i in changed if i in self._index}
+        touched = changed_ids(self._items, changed)
         parents: dict[str, list[str]] = {}
         bad = []
         for key, row in by_key.items():
@@ -157,7 +147,7 @@ class StoredWalks:
     def frame_digest(self, frame: tuple) -> str:
         found = self._frames.get(frame)
         if found is None:
-            found = self._frames[frame] = _digest(self.config + stable_text(frame))
+            found = self._frames[frame] = digest(self.config + stable_text(frame))
         return found
 
     def restart(self) -> None:
@@ -223,7 +213,7 @@ class StoredWalks:
         found = self._closures.get(key)
         if found is None:
             row = self._rows[key]
-            own = set(reads.named(self._items, row[6]))
+            own = set(named(self._items, row[6]))
             for child in row[7]:
                 own |= self._closure(child)
             found = self._closures[key] = frozenset(own)
@@ -249,16 +239,16 @@ class StoredWalks:
             if child_key not in children:
                 children.append(child_key)
                 covered |= child.items
-        digest = self.frame_digest(frame)
+        frame_digest = self.frame_digest(frame)
         read = sorted(walk.read)
         given = dict(start)
         restricted = [[k, given[k]] for k in read if k in given]
-        key = _digest(digest + stable_text((read, restricted)))
+        key = digest(frame_digest + stable_text((read, restricted)))
         walk.__dict__[_KEY] = key
         extras = set(walk.items) - covered
         table, top = encode(dataclasses.replace(walk, items=frozenset(), functions=frozenset()))
         text = json.dumps([table, top], separators=(",", ":"))
-        row = [key, digest, read, restricted, walk.height, walk.work, sorted(extras)]
+        row = [key, frame_digest, read, restricted, walk.height, walk.work, sorted(extras)]
         self._new[key] = [*row, children, text, function]
         self._touched.add(key)
         return True
@@ -306,7 +296,7 @@ class StoredWalks:
     def document(self) -> dict[str, Any]:
         """The walks for the next run: those this run made, those it took or
         held, with the walks nested in them (a walk no run asks for is dropped)."""
-        items, index = list(self._items), dict(self._index)
+        table = ItemTable(self._items)  # append-only: the rows kept keep their ids
         wanted = [*self._used, *self._held, *(c for row in self._new.values() for c in row[7])]
         kept: set[str] = set()
         while wanted:
@@ -316,12 +306,5 @@ class StoredWalks:
                 wanted.extend(self._rows[key][7])
         rows = [row for key, row in self._rows.items() if key in kept]
         for row in self._new.values():
-            ids = []
-            for item in row[6]:
-                found = index.get(item)
-                if found is None:
-                    found = index[item] = len(items)
-                    items.append(item)
-                ids.append(found)
-            rows.append([*row[:6], sorted(ids), *row[7:]])
-        return {"format": FORMAT, "config": self.config, "items": items, "rows": rows}
+            rows.append([*row[:6], sorted(table.ids(row[6])), *row[7:]])
+        return {"format": FORMAT, "config": self.config, "items": table.items, "rows": rows}

@@ -18,7 +18,6 @@ result as a codec table (JSON text), and the keys of the walks it relied on.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -26,8 +25,9 @@ from typing import Any
 from syncscan.flow.codec import CLASSES, decode, encode
 from syncscan.flow.state import PathState
 from syncscan.flow.step import Outcome, StepPath, StepRoot
+from syncscan.flow.stored import digest
 from syncscan.flow.walk import ReturnInfo
-from syncscan.index import reads
+from syncscan.index.item_table import ItemTable, changed_ids, named, opened
 
 FORMAT = 1
 _UNIT_CLASSES = {**CLASSES, "StepPath": StepPath, "ReturnInfo": ReturnInfo}
@@ -45,7 +45,7 @@ class StoredUnits:
     those this run makes, for the next run."""
 
     def __init__(self, document: Any, changed: frozenset[str] | None, config: str) -> None:
-        self.config = hashlib.sha1(config.encode("utf-8"), usedforsecurity=False).hexdigest()
+        self.config = digest(config)  # the walker's configuration, as stored.py names it
         self._items: list[str] = []
         self._rows: dict[str, list[Any]] = {}  # key -> row, of the recorded run's valid units
         self._kept: dict[str, list[Any]] = {}  # key -> row of this run, item names in place of ids
@@ -57,18 +57,9 @@ class StoredUnits:
                 self._items, self._rows = [], {}  # damaged: start afresh
 
     def _load(self, document: Any, changed: frozenset[str]) -> None:
-        if not isinstance(document, dict) or document.get("format") != FORMAT:
-            return
-        if document.get("config") != self.config:
-            return
-        items, rows = document["items"], document["rows"]
-        if not isinstance(items, list) or not isinstance(rows, list):
-            return
-        self._items = [str(i) for i in items]
-        touched = {n for n, item in enumerate(self._items) if item in changed}
-        for row in rows:
-            if _well_formed(row) and touched.isdisjoint(row[1]):
-                self._rows[row[0]] = row
+        self._items, rows = opened(document, FORMAT, self.config)
+        touched = changed_ids(self._items, changed)
+        self._rows = {r[0]: r for r in rows if _well_formed(r) and touched.isdisjoint(r[1])}
 
     def take(self, roots: list[StepRoot]) -> tuple[list[Outcome], list[str], list[str]] | None:
         """The kept result of the unit of `roots` that no change touched: each
@@ -80,7 +71,7 @@ class StoredUnits:
         try:
             table, top = json.loads(row[2])
             outcomes = decode(table, top, _UNIT_CLASSES)
-            names = reads.named(self._items, row[1])
+            names = named(self._items, row[1])
         except (ValueError, TypeError):
             return None
         if not _plausible(outcomes, len(roots)):
@@ -104,7 +95,7 @@ class StoredUnits:
 
     def document(self) -> dict[str, Any]:
         """The units of this run, for the next: those it took and those it made."""
-        table = reads.ItemTable()
+        table = ItemTable()
         rows = [
             [key, table.ids(names), text, walks] for key, names, text, walks in self._kept.values()
         ]

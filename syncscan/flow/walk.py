@@ -51,6 +51,7 @@ from syncscan.index import ir, reads
 from syncscan.index.reads import Memo
 from syncscan.index.summary import FunctionSummary, markers
 from syncscan.packs import Vocabulary
+from syncscan.resolve.callgraph import context_key
 from syncscan.resolve.calls import Callee, CallResolver, CallSite, passed_arguments
 from syncscan.resolve.program import Program
 from syncscan.resolve.types import Scope, TypeOracle
@@ -1158,7 +1159,7 @@ class Walker:
         unchanged = not inside and len(outs) == 1 and outs[0] == start
         read = frozenset(k for k, _ in start.assumptions if k in consulted)
         own_regions, sites = self.host_syncs.regions_since(regions)
-        functions = frozenset({_function_name(*context)}).union(
+        functions = frozenset({context_key(*context)}).union(
             *(nested.functions for nested in self._made_nested)
         )
         walk = CalleeWalk(
@@ -1200,13 +1201,13 @@ class Walker:
         the depth limit left out)."""
         if self.stored is None:
             return
-        function = _function_name(frame[0], frame[1])
+        function = context_key(frame[0], frame[1])
         kept = not walk.cuts and not walk.truncated
         if not (kept and self.stored.keep(frame, start, walk, self._made_nested, function)):
             self._unkept.add(function)
 
     def _active_functions(self) -> set[str]:
-        return {_function_name(*context) for context in self._active}
+        return {context_key(*context) for context in self._active}
 
     def _reused(self, walk: CalleeWalk, depth: int, as_walked: bool) -> None:
         """An earlier walk used here: what walking it read and reached; and,
@@ -1214,7 +1215,12 @@ class Walker:
         entered and the sync sites it met. Where it runs a function active
         now, walking it here would have cut that call: the walks under way
         are what this order of walks made, and no run keeps them."""
-        if walk.items and reads.LOG is not None:
+        if as_walked:
+            # What walking it read, the modules it would load and the class
+            # headers a subclass query in it reads: the run's inputs (reuse.py),
+            # as a walk worker's are replayed (parallel.py).
+            self.program.adopt_read(walk.items)
+        elif walk.items and reads.LOG is not None:
             reads.LOG.update(walk.items)
         self._reach = max(self._reach, depth + walk.height)
         if walk.truncated or (
@@ -1223,10 +1229,6 @@ class Walker:
             self._truncating = True
         if as_walked:
             self.host_syncs.reenter(walk.regions, walk.sites)
-            # The modules walking it would load, and the class headers a
-            # subclass query in it reads: the run's inputs (reuse.py), as a walk
-            # worker's are replayed (parallel.py).
-            self.program.adopt_read(walk.items)
 
     def _depend(self, cuts: frozenset[tuple[str, str | None]]) -> None:
         """The walks now under way above each cut function hold only while it is
@@ -1265,11 +1267,6 @@ class Walker:
         return ReturnInfo(
             frame.relpath, stmt.line, frame.function.qualname, types, is_none, text, stmt.col
         )
-
-
-def _function_name(qualname: str, self_class: str | None) -> str:
-    """A function as stored walks name it: with the class its `self` is."""
-    return f"{qualname}|{self_class or ''}"
 
 
 def with_fall_through(exits: list[Exit], fall: list[PathState], frame: Frame) -> list[Exit]:

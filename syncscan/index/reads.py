@@ -27,6 +27,11 @@ is not a module's: `\\0 defs \\0 method`, a subclass query
 for overrides of `method`, which reads every file's class headers and whether
 it defines that name.
 
+An item read only for what it says, not where (the type oracle's reads: a type
+is a class name and holds no line), is noted in a movable form, its kind marked
+`MOVABLE` (`positions_unused`): a change that only moves it leaves it unchanged
+for the walks that read it so (moves.py `changed_items`).
+
 Records nest (`push`, `pop`): a callee walk, or a value a memo table keeps,
 records what it read apart, and that counts for the records around it too. A
 `Memo` keeps each value with its items and notes them again on every hit, so a
@@ -36,10 +41,10 @@ from: what each walk depends on is known walk by walk.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from functools import wraps
-from typing import Any, Generic, ParamSpec, TypeVar
+from typing import Generic, ParamSpec, TypeVar
 
 # The items read since `start` (or since the innermost `push`), or None when no
 # run is recording.
@@ -224,33 +229,6 @@ def paused() -> Iterator[None]:
         yield
     finally:
         LOG = held
-
-
-class ItemTable:
-    """The items of a kept store's document, each written once; its rows name
-    them by index (`ids`)."""
-
-    def __init__(self) -> None:
-        self.items: list[str] = []
-        self._index: dict[str, int] = {}
-
-    def ids(self, names: Iterable[str]) -> list[int]:
-        found = []
-        for item in names:
-            at = self._index.get(item)
-            if at is None:
-                at = self._index[item] = len(self.items)
-                self.items.append(item)
-            found.append(at)
-        return found
-
-
-def named(table: list[str], ids: Any) -> list[str]:
-    """The items `ids` name in a kept store's item `table` (ValueError where
-    one is not an id in it: a damaged cache)."""
-    if not isinstance(ids, list) or not all(type(i) is int and 0 <= i < len(table) for i in ids):
-        raise ValueError("an item id outside the table")
-    return [table[i] for i in ids]
 
 
 def by_module(items: set[str]) -> dict[str, list[str]]:

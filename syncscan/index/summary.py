@@ -7,7 +7,7 @@ is the unit of caching: serialise it with `to_data`, read it back with
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
@@ -130,15 +130,24 @@ class ModuleSummary:
 
 def find_function(summary: ModuleSummary, qualname: str) -> FunctionSummary | None:
     """The function (method, nested function) of `summary` with this qualname."""
+    return next(_with_qualname(summary, qualname), None)
+
+
+def functions_named(summary: ModuleSummary, qualname: str) -> list[FunctionSummary]:
+    """Every function of `summary` with this qualname (two nested `def`s in the
+    branches of an `if` share one)."""
+    return list(_with_qualname(summary, qualname))
+
+
+def _with_qualname(summary: ModuleSummary, qualname: str) -> Iterator[FunctionSummary]:
     pending = [*summary.functions.values()]
     for cls in summary.classes.values():
         pending.extend(cls.methods.values())
     while pending:
         function = pending.pop()
         if function.qualname == qualname:
-            return function
+            yield function
         pending.extend(function.nested)
-    return None
 
 
 def find_class(summary: ModuleSummary, qualname: str) -> ClassSummary | None:

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syncscan.index import ir, reads
-from syncscan.index.summary import FunctionSummary, ModuleSummary
+from syncscan.index.summary import FunctionSummary, functions_named
 from syncscan.resolve.calls import CallResolver, CallSite
 from syncscan.resolve.program import Program
-from syncscan.resolve.stored_crawl import StoredCrawl, context_key
+from syncscan.resolve.stored_crawl import StoredCrawl
 from syncscan.resolve.types import Scope
 
 _MAX_NODES = 20000
@@ -88,6 +88,12 @@ class CallGraph:
         if node not in self.graph:
             return 1
         return 1 + len(self.graph.descendants(node))
+
+
+def context_key(qualname: str, self_class: str | None) -> str:
+    """A function with the class its `self` is bound to, as kept visits and
+    walks name it: unlike `context_name`, never the same for two contexts."""
+    return f"{qualname}|{self_class or ''}"
 
 
 def context_name(function: FunctionSummary, self_class: str | None) -> str:
@@ -168,7 +174,6 @@ def _crawl(
             taken = store.taken_items()
         except ValueError as damaged:
             raise _Unsure("a kept visit's items") from damaged
-        reads.add(taken)
         program.adopt_read(taken)
     return graph
 
@@ -200,23 +205,10 @@ def _function_named(program: Program, qualname: str) -> FunctionSummary:
     module_name = program.module_name_of(qualname)
     with reads.paused():
         module = program.summary(module_name) if module_name is not None else None
-        found = _functions_named(module, qualname) if module is not None else []
+        found = functions_named(module, qualname) if module is not None else []
     if len(found) != 1:
         raise _Unsure(qualname)
     return found[0]
-
-
-def _functions_named(module: ModuleSummary, qualname: str) -> list[FunctionSummary]:
-    pending = [*module.functions.values()]
-    for cls in module.classes.values():
-        pending.extend(cls.methods.values())
-    found = []
-    while pending:
-        function = pending.pop()
-        if function.qualname == qualname:
-            found.append(function)
-        pending.extend(function.nested)
-    return found
 
 
 def _visit(

@@ -147,11 +147,13 @@ class Program:
             self._headers()
 
     def adopt_read(self, items: Iterable[str]) -> None:
-        """Ask what reading `items` asked (a walk or a crawl's visit an earlier
-        run kept, taken in place of making it): their modules, and every
-        file's class headers where a subclass query is among them, so the
-        run's inputs are those of a run that made it."""
+        """Read `items` as making what read them did (a crawl's visit, a callee
+        walk or a class analysis an earlier run kept, taken in place of making
+        it): they are noted in the run's record (reads.py), and their modules
+        and, where a subclass query is among them, every file's class headers
+        are asked for, so the run's inputs are those of a run that made it."""
         read = set(items)
+        reads.add(read)
         modules = sorted({item.partition("\0")[0] for item in read} - {""})
         # A module that had no summary is loaded, for its diagnostic; the
         # others summarised then (reuse.py holds nothing where one no longer does).

@@ -18,14 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from syncscan.index import reads
+from syncscan.index.item_table import ItemTable, changed_ids, named, opened
 
-FORMAT = 1
+FORMAT = 2  # 2: contexts named by callgraph.context_key
 Row = list[Any]  # key, item ids, visit data
-
-
-def context_key(qualname: str, self_class: str | None) -> str:
-    return f"{qualname}\0{self_class}" if self_class is not None else qualname
 
 
 class StoredCrawl:
@@ -44,16 +40,9 @@ class StoredCrawl:
                 self._items, self._rows = [], {}  # damaged: start afresh
 
     def _load(self, document: Any, changed: frozenset[str]) -> None:
-        if not isinstance(document, dict) or document.get("format") != FORMAT:
-            return
-        items, rows = document["items"], document["rows"]
-        if not isinstance(items, list) or not isinstance(rows, list):
-            return
-        self._items = [str(i) for i in items]
-        touched = {n for n, item in enumerate(self._items) if item in changed}
-        for row in rows:
-            if _well_formed(row) and touched.isdisjoint(row[1]):
-                self._rows[row[0]] = row
+        self._items, rows = opened(document, FORMAT)
+        touched = changed_ids(self._items, changed)
+        self._rows = {r[0]: r for r in rows if _well_formed(r) and touched.isdisjoint(r[1])}
 
     def take(self, key: str) -> tuple[list[Any] | None] | None:
         """A kept visit of the context `key` that no change touched (its data in
@@ -69,7 +58,7 @@ class StoredCrawl:
         """What the visits taken so far read (ValueError where an item id is
         not one of the table's: a damaged cache)."""
         ids = set().union(*(row[1] for row in self._taken.values()))
-        return set(reads.named(self._items, list(ids)))
+        return set(named(self._items, list(ids)))
 
     @property
     def taken(self) -> int:
@@ -86,7 +75,7 @@ class StoredCrawl:
     def document(self) -> dict[str, Any]:
         """The visits of this run, for the next: those it took and those it
         made (the item table holds only what they read)."""
-        table, old = reads.ItemTable(), self._items
+        table, old = ItemTable(), self._items
         rows = [
             [key, table.ids(old[i] for i in row[1]), row[2]] for key, row in self._taken.items()
         ]
