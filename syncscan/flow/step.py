@@ -587,8 +587,10 @@ class StepAnalyzer:
         for pending in carried(end.pending):
             left.setdefault(site_of(pending[0]), []).append(pending)
         # Next steps share their host accesses (one entry point's paths): whether
-        # this path's events cover one is asked once.
+        # this path's events cover one, and which of its accesses one races,
+        # is asked once.
         covered: dict[tuple[str, frozenset[str]], bool] = {}
+        raced: dict[str, Trace | None] = {}
         for root, (state, returns) in next_steps:
             if not self._same_mode(end, state):
                 continue
@@ -601,7 +603,9 @@ class StepAnalyzer:
                     ordered = covered[(buffer, keys)] = covered_by(keys, buffer, end)
                 if ordered:
                     continue
-                access = racing_access(tuple(same_site), buffer)
+                if buffer not in raced:
+                    raced[buffer] = racing_access(tuple(same_site), buffer)
+                access = raced[buffer]
                 if access is None or not self._reaches_output(access, end):
                     continue
                 if is_slot(buffer) and not self._leaves_slot_unwaited(state, returns, buffer):

@@ -609,10 +609,15 @@ def _narrowed(
     (each path's entries and their tags, with its own modes), where narrower
     than all the paths' modes together."""
     every = alt.union(modes)
+    keys = [{key for key, _, _ in entries} for entries, _ in paths]  # once each per path
+    # An access every path made, tagged by none, was made in all their modes:
+    # never narrower (most of a join's accesses were made before it branched).
+    everywhere = set.intersection(*keys) if keys else set()
+    everywhere -= {key for _, tags in paths for key, _ in tags}
     contributed: dict[Key, list[alt.Alternatives]] = {}
-    for (entries, tags), own in zip(paths, modes, strict=True):
+    for (_, tags), own, made in zip(paths, modes, keys, strict=True):
         tagged = dict(tags)
-        for key, _, _ in entries:
+        for key in made - everywhere:
             contributed.setdefault(key, []).append(tagged.get(key) or own)
     # One union per distinct list of contributions: most accesses were made
     # by the same paths, with the same tags.
