@@ -43,10 +43,13 @@ from syncscan.relocate import relocated
 
 if TYPE_CHECKING:
     from syncscan.flow.kept import Kept
+    from syncscan.index.store_texts import Texts
     from syncscan.index.summary import ModuleSummary
     from syncscan.resolve.program import Program
 
-RECORD_FORMAT = 9  # 8: the callee walks kept beside it; 9: crawl visits and class analyses too
+# 8: the callee walks kept beside it; 9: crawl visits and class analyses too;
+# 10: their documents framed (cache.py write_framed)
+RECORD_FORMAT = 10
 _DOCUMENT = "record.json"
 _READS = "reads.json"
 _WALKS = "walks.json"
@@ -259,21 +262,30 @@ def kept(cache: SummaryCache, recorded: Recorded) -> Kept:
     from syncscan.resolve.stored_crawl import StoredCrawl
 
     changed = recorded.changed
-    return Kept(
-        StoredCrawl(_kept_document(cache, recorded, _CRAWL), changed),
-        lambda config: StoredWalks(_kept_document(cache, recorded, _WALKS), changed, config),
-        lambda config: StoredUnits(_kept_document(cache, recorded, _UNITS), changed, config),
-    )
+    crawl, _ = _kept_document(cache, recorded, _CRAWL)
+
+    def walks(config: str) -> StoredWalks:
+        document, texts = _kept_document(cache, recorded, _WALKS)
+        return StoredWalks(document, changed, config, texts)
+
+    def units(config: str) -> StoredUnits:
+        document, texts = _kept_document(cache, recorded, _UNITS)
+        return StoredUnits(document, changed, config, texts)
+
+    return Kept(StoredCrawl(crawl, changed), walks, units)
 
 
-def _kept_document(cache: SummaryCache, recorded: Recorded, name: str) -> Any:
-    """A document kept beside the record, where the record names it by its token."""
+def _kept_document(cache: SummaryCache, recorded: Recorded, name: str) -> tuple[Any, Texts]:
+    """A document kept beside the record, where the record names it by its
+    token, and the texts held after it (index/store_texts.py)."""
+    from syncscan.index.store_texts import Texts
+
     if recorded.token is None or recorded.changed is None:
-        return None
-    document = cache.read_document(name)
+        return None, Texts()
+    document, blob = cache.read_framed(name)
     if not isinstance(document, dict) or document.get("token") != recorded.token:
-        return None
-    return document
+        return None, Texts()
+    return document, Texts(blob)
 
 
 def save(
@@ -309,7 +321,8 @@ def save(
         token = os.urandom(16).hex()
         for name, store in ((_CRAWL, kept.crawl), (_WALKS, kept.walks), (_UNITS, kept.units)):
             if store is not None:
-                cache.write_document(name, {**store.document(), "token": token})
+                document, texts = store.document()
+                cache.write_framed(name, {**document, "token": token}, texts)
     cache.write_document(
         _DOCUMENT,
         {
@@ -345,9 +358,10 @@ def _headers_digest(facts: FactsTable, methods: list[str]) -> str:
     """What subclass queries could see: every file's class headers, and which
     of the method names they asked each such file defines (a function added
     under another name leaves it as it was)."""
+    asked = set(methods)
     return _digest(
         [
-            [module, found.classes, [m for m in methods if m in found.defs]]
+            [module, found.classes, sorted(found.defs.intersection(asked))]
             for module, found in sorted(facts.all().items())
             if found.classes
         ]

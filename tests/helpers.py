@@ -145,18 +145,40 @@ def check_json(capsys, *args: object) -> tuple[int, dict, str]:
 
 def damage(path: Path, how: str, reshape: Callable[[dict], None]) -> None:
     """Damage a JSON cache file: cut it in half, replace it by garbage or by JSON that
-    is not an object (`how` "[]" or "null"), or `reshape` its data."""
-    text = path.read_text()
+    is not an object (`how` "[]" or "null"), or `reshape` its data. A kept store's
+    file is framed (its JSON, a newline, its texts: index/store_texts.py): its
+    texts are in the data as "_texts" while `reshape` runs."""
+    content = path.read_bytes()
     if how == "truncate":
-        path.write_text(text[: len(text) // 2])
+        path.write_bytes(content[: len(content) // 2])
     elif how == "garbage":
         path.write_bytes(b"\x80\x00not json")
     elif how in ("[]", "null"):  # JSON, but not an object
         path.write_text(how)
+    elif b"\n" in content:
+        header, texts = content.split(b"\n", 1)
+        data = json.loads(header)
+        data["_texts"] = texts.decode()
+        reshape(data)
+        texts = data.pop("_texts").encode()
+        path.write_bytes(json.dumps(data).encode() + b"\n" + texts)
     else:
-        data = json.loads(text)
+        data = json.loads(content)
         reshape(data)
         path.write_text(json.dumps(data))
+
+
+def add_text(data: dict, text: str) -> list[int]:
+    """`text` added to the texts of a framed document `damage` is reshaping;
+    the reference a row names it by."""
+    ref = [len(data["_texts"]), len(text)]
+    data["_texts"] += text
+    return ref
+
+
+def framed(path: Path) -> dict:
+    """The JSON of a kept store's framed file (without its texts)."""
+    return json.loads(path.read_bytes().split(b"\n", 1)[0])
 
 
 def signature(result: RunResult) -> list[tuple]:

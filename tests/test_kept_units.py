@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import BUGGY, copy_project, damage
+from helpers import BUGGY, add_text, copy_project, damage, framed
 from test_reuse import checked
 from test_stored import _insert_statement, _same_as_fresh
 
@@ -143,7 +143,12 @@ def test_a_module_without_a_summary_is_reported_where_a_kept_analysis_was_taken(
 
 def _reshaped_units(data: dict) -> None:
     for row in data["rows"]:
-        row[2] = json.dumps([[["StepPath", "oops"]], [0]])
+        row[2] = add_text(data, json.dumps([[["StepPath", "oops"]], [0]]))
+
+
+def _units_text_outside(data: dict) -> None:
+    for row in data["rows"]:
+        row[2] = [len(data["_texts"]), 1]
 
 
 def _visits_reading_nothing_known(data: dict) -> None:
@@ -163,6 +168,7 @@ def _foreign_visits(data: dict) -> None:
         ("units.json", "garbage"),
         ("units.json", "null"),
         ("units.json", _reshaped_units),
+        ("units.json", _units_text_outside),
         ("crawl.json", "truncate"),
         ("crawl.json", "[]"),
         ("crawl.json", _foreign_visits),
@@ -172,6 +178,7 @@ def _foreign_visits(data: dict) -> None:
         "units-garbage",
         "units-null",
         "units-state",
+        "units-text",
         "crawl-truncate",
         "crawl-list",
         "crawl-row",
@@ -222,8 +229,8 @@ def test_a_lone_class_is_not_kept(tmp_path: Path) -> None:
     would only cost its encoding."""
     cache = tmp_path / "cache"
     checked(copy_project(BUGGY, tmp_path / "project"), cache)
-    assert json.loads((cache / "units.json").read_text(encoding="utf-8"))["rows"] == []
+    assert framed(cache / "units.json")["rows"] == []
     two = _two_classes(tmp_path / "two")
     checked(two, tmp_path / "two-cache")
-    rows = json.loads((tmp_path / "two-cache" / "units.json").read_text(encoding="utf-8"))
+    rows = framed(tmp_path / "two-cache" / "units.json")
     assert len(rows["rows"]) == 2

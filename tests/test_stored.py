@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import BUGGY, FIXTURES, SHAPES, copy_project, damage, write_project
+from helpers import BUGGY, FIXTURES, SHAPES, add_text, copy_project, damage, write_project
 from test_reuse import _functions_read, checked
 
 from syncscan.findings import finding_to_data
@@ -266,8 +266,13 @@ FOREIGN_STATE = json.dumps([[["CalleeWalk", *(["oops"] * 13)]], [0]])
 RESHAPED = {
     "token": lambda data: data.update(token="another"),
     "format": lambda data: data.update(format=-1),
-    "class": lambda data: [row.__setitem__(8, '[[["Popen", "ls"]], [0]]') for row in data["rows"]],
-    "state": lambda data: [row.__setitem__(8, FOREIGN_STATE) for row in data["rows"]],
+    "class": lambda data: [
+        row.__setitem__(8, add_text(data, '[[["Popen", "ls"]], [0]]')) for row in data["rows"]
+    ],
+    "state": lambda data: [
+        row.__setitem__(8, add_text(data, FOREIGN_STATE)) for row in data["rows"]
+    ],
+    "text": lambda data: [row.__setitem__(8, [len(data["_texts"]), 1]) for row in data["rows"]],
     "items": lambda data: [row.__setitem__(6, ["x"]) for row in data["rows"]],
     "index": lambda data: [row.__setitem__(6, [10**9]) for row in data["rows"]],
     "row": lambda data: data["rows"].append([1, 2]),

@@ -19,7 +19,8 @@ A walk's items are many (vLLM 0.33.0: 172 on average, 1.37 M over 8,007
 walks), so each is stored as the items it read itself (`extras`) and the keys
 of the walks nested in it; an edit invalidates the walks that read a changed
 item and every walk holding one of them. States are JSON tables (codec.py),
-decoded only when a walk is taken.
+decoded only when a walk is taken, and held after the document's JSON
+(index/store_texts.py): loading parses the rows, not the states.
 """
 
 from __future__ import annotations
@@ -34,12 +35,14 @@ from syncscan.flow.codec import decode, encode
 from syncscan.flow.memo import Assumptions, CalleeWalk
 from syncscan.flow.state import PathState
 from syncscan.index.item_table import ItemTable, changed_ids, named, opened
+from syncscan.index.store_texts import Texts, TextsWriter
 
-FORMAT = 2
+FORMAT = 3
 # A row: key, frame digest, predicates read, the start restricted to them,
 # height, work, extras (item ids in the document, item names in transit),
-# nested walks' keys, the walk's state table (JSON text), and its function
-# (`context`: qualname and `self` class).
+# nested walks' keys, the walk's state table (JSON text: in the document, its
+# place among the store's texts), and its function (`context`: qualname and
+# `self` class).
 Row = list[Any]
 _KEY = "stored_key"  # set on each walk object kept or taken (not a field: never compared)
 
@@ -65,7 +68,7 @@ def _well_formed(row: Any) -> bool:
     return (
         isinstance(row, list)
         and len(row) == 10
-        and all(isinstance(row[i], str) for i in (0, 1, 8, 9))
+        and all(isinstance(row[i], str) for i in (0, 1, 9))
         and all(isinstance(row[i], list) for i in (2, 3, 6, 7))
         and all(isinstance(row[i], int) for i in (4, 5))
         and all(isinstance(name, str) for name in row[2])
@@ -97,9 +100,12 @@ class StoredWalks:
     """The walks the recorded run kept that no change touched, and those this
     run makes, for the next run."""
 
-    def __init__(self, document: Any, changed: frozenset[str] | None, config: str) -> None:
+    def __init__(
+        self, document: Any, changed: frozenset[str] | None, config: str, texts: Texts
+    ) -> None:
         self.config = digest(config)  # the walker's configuration (walk.py), as a digest
         self.taken = 0  # walks taken from the store in this root
+        self._texts = texts
         self._items: list[str] = []
         self._rows: dict[str, Row] = {}  # key -> row, of the recorded run's valid walks
         self._by_frame: dict[str, list[str]] = {}
@@ -126,7 +132,7 @@ class StoredWalks:
     # ------------------------------------------------------------------ loading
     def _load(self, document: Any, changed: frozenset[str]) -> None:
         self._items, rows = opened(document, FORMAT, self.config)
-        by_key = {row[0]: row for row in rows if _well_formed(row)}
+        by_key = {row[0]: row for row in rows if _well_formed(row) and self._texts.holds(row[8])}
         touched = changed_ids(self._items, changed)
         parents: dict[str, list[str]] = {}
         bad = []
@@ -170,7 +176,7 @@ class StoredWalks:
             if restricted != row[3]:
                 continue
             try:
-                table, top = json.loads(row[8])
+                table, top = json.loads(self._texts.text(row[8]))
                 walk = decode(table, top)
                 items = self._closure(key)
             except ValueError:
@@ -247,7 +253,7 @@ class StoredWalks:
         walk.__dict__[_KEY] = key
         extras = set(walk.items) - covered
         table, top = encode(dataclasses.replace(walk, items=frozenset(), functions=frozenset()))
-        text = json.dumps([table, top], separators=(",", ":"))
+        text = json.dumps([table, top], separators=(",", ":")).encode("utf-8")
         row = [key, frame_digest, read, restricted, walk.height, walk.work, sorted(extras)]
         self._new[key] = [*row, children, text, function]
         self._touched.add(key)
@@ -293,9 +299,10 @@ class StoredWalks:
         return len(self._used)
 
     # ------------------------------------------------------------------ saving
-    def document(self) -> dict[str, Any]:
-        """The walks for the next run: those this run made, those it took or
-        held, with the walks nested in them (a walk no run asks for is dropped)."""
+    def document(self) -> tuple[dict[str, Any], bytes]:
+        """The walks for the next run, and their texts: those this run made,
+        those it took or held, with the walks nested in them (a walk no run
+        asks for is dropped)."""
         table = ItemTable(self._items)  # append-only: the rows kept keep their ids
         wanted = [*self._used, *self._held, *(c for row in self._new.values() for c in row[7])]
         kept: set[str] = set()
@@ -304,7 +311,13 @@ class StoredWalks:
             if key not in kept and key in self._rows and key not in self._new:
                 kept.add(key)
                 wanted.extend(self._rows[key][7])
-        rows = [row for key, row in self._rows.items() if key in kept]
+        texts = TextsWriter()
+        rows = [
+            [*row[:8], texts.add(self._texts.text(row[8])), row[9]]
+            for key, row in self._rows.items()
+            if key in kept
+        ]
         for row in self._new.values():
-            rows.append([*row[:6], sorted(table.ids(row[6])), *row[7:]])
-        return {"format": FORMAT, "config": self.config, "items": table.items, "rows": rows}
+            rows.append([*row[:6], sorted(table.ids(row[6])), row[7], texts.add(row[8]), row[9]])
+        document = {"format": FORMAT, "config": self.config, "items": table.items, "rows": rows}
+        return document, texts.blob()

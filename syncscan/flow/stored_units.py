@@ -13,7 +13,8 @@ analysing it asked (its modules and class headers, `Program.adopt_read`) and
 holds the callee walks it relied on for the next run (stored.py).
 
 Rows: the unit's key, the ids of its items in the document's item table, its
-result as a codec table (JSON text), and the keys of the walks it relied on.
+result as a codec table (JSON text, held after the document's JSON:
+index/store_texts.py), and the keys of the walks it relied on.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from syncscan.flow.step import Outcome, StepPath, StepRoot
 from syncscan.flow.stored import digest
 from syncscan.flow.walk import ReturnInfo
 from syncscan.index.item_table import ItemTable, changed_ids, named, opened
+from syncscan.index.store_texts import Texts, TextsWriter
 
-FORMAT = 1
+FORMAT = 2
 _UNIT_CLASSES = {**CLASSES, "StepPath": StepPath, "ReturnInfo": ReturnInfo}
 
 
@@ -44,8 +46,11 @@ class StoredUnits:
     """The class analyses the recorded run kept that no change touched, and
     those this run makes, for the next run."""
 
-    def __init__(self, document: Any, changed: frozenset[str] | None, config: str) -> None:
+    def __init__(
+        self, document: Any, changed: frozenset[str] | None, config: str, texts: Texts
+    ) -> None:
         self.config = digest(config)  # the walker's configuration, as stored.py names it
+        self._texts = texts
         self._items: list[str] = []
         self._rows: dict[str, list[Any]] = {}  # key -> row, of the recorded run's valid units
         self._kept: dict[str, list[Any]] = {}  # key -> row of this run, item names in place of ids
@@ -59,7 +64,11 @@ class StoredUnits:
     def _load(self, document: Any, changed: frozenset[str]) -> None:
         self._items, rows = opened(document, FORMAT, self.config)
         touched = changed_ids(self._items, changed)
-        self._rows = {r[0]: r for r in rows if _well_formed(r) and touched.isdisjoint(r[1])}
+        self._rows = {
+            r[0]: r
+            for r in rows
+            if _well_formed(r) and self._texts.holds(r[2]) and touched.isdisjoint(r[1])
+        }
 
     def take(self, roots: list[StepRoot]) -> tuple[list[Outcome], list[str], list[str]] | None:
         """The kept result of the unit of `roots` that no change touched: each
@@ -68,8 +77,9 @@ class StoredUnits:
         row = self._rows.get(key)
         if row is None:
             return None
+        text = self._texts.text(row[2])
         try:
-            table, top = json.loads(row[2])
+            table, top = json.loads(text)
             outcomes = decode(table, top, _UNIT_CLASSES)
             names = named(self._items, row[1])
         except (ValueError, TypeError):
@@ -77,7 +87,7 @@ class StoredUnits:
         if not _plausible(outcomes, len(roots)):
             return None
         self.taken += 1
-        self._kept[key] = [key, names, row[2], row[3]]
+        self._kept[key] = [key, names, text, row[3]]
         return outcomes, names, row[3]
 
     def keep(
@@ -89,17 +99,20 @@ class StoredUnits:
     ) -> None:
         """A unit this run analysed, with what it read and the walks it relied on."""
         table, top = encode(outcomes, _UNIT_CLASSES)
-        text = json.dumps([table, top], separators=(",", ":"))
+        text = json.dumps([table, top], separators=(",", ":")).encode("utf-8")
         key = unit_key(roots)
         self._kept[key] = [key, sorted(items), text, walks]
 
-    def document(self) -> dict[str, Any]:
-        """The units of this run, for the next: those it took and those it made."""
-        table = ItemTable()
+    def document(self) -> tuple[dict[str, Any], bytes]:
+        """The units of this run, for the next, and their texts: those it took
+        and those it made."""
+        table, texts = ItemTable(), TextsWriter()
         rows = [
-            [key, table.ids(names), text, walks] for key, names, text, walks in self._kept.values()
+            [key, table.ids(names), texts.add(text), walks]
+            for key, names, text, walks in self._kept.values()
         ]
-        return {"format": FORMAT, "config": self.config, "items": table.items, "rows": rows}
+        document = {"format": FORMAT, "config": self.config, "items": table.items, "rows": rows}
+        return document, texts.blob()
 
 
 def _well_formed(row: Any) -> bool:
@@ -110,7 +123,6 @@ def _well_formed(row: Any) -> bool:
         and len(row) == 4
         and isinstance(row[0], str)
         and isinstance(row[1], list)
-        and isinstance(row[2], str)
         and isinstance(row[3], list)
         and all(isinstance(k, str) for k in row[3])
     )

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from syncscan import __version__
-from syncscan.filesystem import read_regular_text
+from syncscan.filesystem import read_regular_file, read_regular_text
 
 if TYPE_CHECKING:
     from syncscan.index.summary import ModuleSummary, Rebuild
@@ -113,6 +113,26 @@ class SummaryCache:
         except OSError:
             pass  # a read-only cache costs speed, never results
 
+    def read_framed(self, name: str) -> tuple[Any, bytes]:
+        """A document written by `write_framed`: its JSON data and the bytes
+        after it; (None, b"") when missing or damaged."""
+        try:
+            content = read_regular_file(self.directory / name)
+            end = content.index(b"\n")
+            return json.loads(content[:end]), content[end + 1 :]
+        except (OSError, ValueError, RecursionError):
+            return None, b""
+
+    def write_framed(self, name: str, data: Any, blob: bytes) -> None:
+        """A JSON document followed by a blob of bytes it names by offset (a
+        kept store's texts, index/store_texts.py): one file, written at once."""
+        try:
+            self._prepare()
+            header = json.dumps(data, separators=(",", ":")).encode("utf-8")
+            _write_bytes_atomic(self.directory / name, b"".join((header, b"\n", blob)))
+        except OSError:
+            pass  # a read-only cache costs speed, never results
+
     def _prepare(self) -> None:
         if self._ready:
             return
@@ -128,10 +148,14 @@ class SummaryCache:
 
 def _write_atomic(target: Path, data: Any) -> None:
     text = json.dumps(data, separators=(",", ":"), default=_node_json)
+    _write_bytes_atomic(target, text.encode("utf-8"))
+
+
+def _write_bytes_atomic(target: Path, payload: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
         os.replace(tmp, target)
     except OSError:
         Path(tmp).unlink(missing_ok=True)

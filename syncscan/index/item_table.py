@@ -47,6 +47,8 @@ def changed_ids(items: list[str], changed: frozenset[str]) -> set[int]:
 def named(table: list[str], ids: Any) -> list[str]:
     """The items `ids` name in `table` (ValueError where one is not an index
     into it: a damaged cache)."""
-    if not isinstance(ids, list) or not all(type(i) is int and 0 <= i < len(table) for i in ids):
+    if not isinstance(ids, list) or (
+        ids and (set(map(type, ids)) != {int} or min(ids) < 0 or max(ids) >= len(table))
+    ):
         raise ValueError("an item id outside the table")
     return [table[i] for i in ids]

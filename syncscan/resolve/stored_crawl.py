@@ -72,15 +72,14 @@ class StoredCrawl:
         """Nothing taken holds (the crawl starts again without the store)."""
         self._rows, self._taken, self._made = {}, {}, {}
 
-    def document(self) -> dict[str, Any]:
-        """The visits of this run, for the next: those it took and those it
-        made (the item table holds only what they read)."""
-        table, old = ItemTable(), self._items
-        rows = [
-            [key, table.ids(old[i] for i in row[1]), row[2]] for key, row in self._taken.items()
-        ]
+    def document(self) -> tuple[dict[str, Any], bytes]:
+        """The visits of this run, for the next: those it took (as they were:
+        the item table only grows, so their ids hold) and those it made; no
+        texts beside them (a visit is plain data, index/store_texts.py)."""
+        table = ItemTable(self._items)
+        rows = list(self._taken.values())
         rows.extend([key, table.ids(names), visit] for key, (names, visit) in self._made.items())
-        return {"format": FORMAT, "items": table.items, "rows": rows}
+        return {"format": FORMAT, "items": table.items, "rows": rows}, b""
 
 
 def _well_formed(row: Any) -> bool:
