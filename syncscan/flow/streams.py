@@ -565,19 +565,21 @@ def join(
     names = {e for state in states for e, _, _, _ in state.events}
     if names:
         by_state = [{k: t for k, t, _ in state.live} for state in states]
+    shown: dict[Key, Trace] = {}  # a stale access's trace, as the last event left it
     for event in sorted(names):
         found = [state.event(event) for state in states]
         agents = frozenset.intersection(*(f[1] if f else frozenset() for f in found))
         # A record covers an access only if every path that left it live recorded
         # after it; the access is then shown by the first path that did not.
-        stale: dict[Key, Trace] = {}
+        stale: set[Key] = set()
         for f, traces in zip(found, by_state, strict=True):
-            for k in traces.keys() if f is None else traces.keys() - f[0]:
-                stale.setdefault(k, traces[k])
-        for k, trace in stale.items():
-            live[k] = (trace, live[k][1])
+            newly = (traces.keys() if f is None else traces.keys() - f[0]) - stale
+            shown.update(zip(newly, map(traces.__getitem__, newly), strict=True))  # in C
+            stale |= newly
         recorder = next(f[2] for f in found if f is not None)
-        events[event] = (frozenset(live.keys() - stale.keys()), agents, recorder)
+        events[event] = (frozenset(live.keys() - stale), agents, recorder)
+    for k, trace in shown.items():
+        live[k] = (trace, live[k][1])
     return StreamFacts(
         first.current,
         tuple(sorted((k, t, o) for k, (t, o) in live.items())),
