@@ -467,7 +467,9 @@ def compose(before: StreamFacts | None, out: StreamFacts | None, at) -> StreamFa
     if out.live:
         live = {k: (t, o) for k, t, o in live_before}
         for (memory, kind, stream), trace, orders in out.live:
-            live[(memory, kind, name(stream))] = (at(trace), frozenset(name(s) for s in orders))
+            if CURRENT in orders:
+                orders = frozenset(name(s) for s in orders)
+            live[(memory, kind, name(stream))] = (at(trace), orders)
         merged_live = tuple(sorted((k, t, o) for k, (t, o) in live.items()))
     else:
         merged_live = live_before
@@ -490,10 +492,16 @@ def compose(before: StreamFacts | None, out: StreamFacts | None, at) -> StreamFa
     exposed = list(before.exposed)
     before_keys = before.exposed_keys()
     added: set[Key] = set()
+    # What a first access's stream knows, by stream and entry agents: a callee's
+    # first accesses share a few of each (SGLang 0.5.23: 1.5 M composed).
+    knowing: dict[tuple[str, frozenset[str]], frozenset[str]] = {}
     for (memory, kind, stream), trace, agents in out.exposed:
         key = (memory, kind, name(stream))
         if key not in before_keys and key not in added:
-            exposed.append((key, at(trace), before.known(key[2]) | translate(agents)))
+            known = knowing.get((key[2], agents))
+            if known is None:
+                known = knowing[(key[2], agents)] = before.known(key[2]) | translate(agents)
+            exposed.append((key, at(trace), known))
             added.add(key)
 
     waits = before.waits | {(name(a), name(b), how) for a, b, how in out.waits}
@@ -649,7 +657,11 @@ def _meet(
         return
     met.append(entries)
     for key, trace, known in entries:
-        into[key] = (into[key][0], into[key][1] & known) if key in into else (trace, known)
+        got = into.get(key)
+        if got is None:
+            into[key] = (trace, known)
+        elif got[1] is not known:  # paths share most of what they know: nothing to meet
+            into[key] = (got[0], got[1] & known)
 
 
 def next_step_hazards(end: StreamFacts | None, following: StreamFacts | None) -> list[Hazard]:
