@@ -466,9 +466,13 @@ def compose(before: StreamFacts | None, out: StreamFacts | None, at) -> StreamFa
         live_before = before.live
     if out.live:
         live = {k: (t, o) for k, t, o in live_before}
+        in_caller: dict[frozenset[str], frozenset[str]] = {}  # a callee's accesses share them
         for (memory, kind, stream), trace, orders in out.live:
             if CURRENT in orders:
-                orders = frozenset(name(s) for s in orders)
+                found = in_caller.get(orders)
+                if found is None:
+                    found = in_caller[orders] = frozenset(name(s) for s in orders)
+                orders = found
             live[(memory, kind, name(stream))] = (at(trace), orders)
         merged_live = tuple(sorted((k, t, o) for k, (t, o) in live.items()))
     else:
