@@ -410,7 +410,7 @@ class _Composition:
         if not streams or len(streams | {name(s) for s in out.exposed_streams()}) < 2:
             return []  # one stream: its own order is enough
         by_memory = before.live_by_memory()
-        waits = before.waits | {(name(a), name(b), how) for a, b, how in out.waits}
+        waits: frozenset[tuple[str, str, str]] | None = None  # made for the first hazard
         found: list[Hazard] = []
         for (memory, kind, stream), trace, agents in out.exposed:
             stream = name(stream)
@@ -420,6 +420,8 @@ class _Composition:
                     continue
                 if stream in orders or self.covers(agents, key, orders):
                     continue
+                if waits is None:
+                    waits = before.waits | {(name(a), name(b), how) for a, b, how in out.waits}
                 shape = _shape(waits, stream, other)
                 hazard = Hazard(memory, earlier, k, other, at(trace), kind, stream, shape)
                 if hazard.key not in seen:
