@@ -146,6 +146,11 @@ def _reshaped_units(data: dict) -> None:
         row[2] = add_text(data, json.dumps([[["StepPath", "oops"]], [0]]))
 
 
+def _units_not_a_table(data: dict) -> None:
+    for row in data["rows"]:
+        row[2] = add_text(data, "null")
+
+
 def _units_text_outside(data: dict) -> None:
     for row in data["rows"]:
         row[2] = [len(data["_texts"]), 1]
@@ -169,6 +174,7 @@ def _foreign_visits(data: dict) -> None:
         ("units.json", "null"),
         ("units.json", _reshaped_units),
         ("units.json", _units_text_outside),
+        ("units.json", _units_not_a_table),
         ("crawl.json", "truncate"),
         ("crawl.json", "[]"),
         ("crawl.json", _foreign_visits),
@@ -179,6 +185,7 @@ def _foreign_visits(data: dict) -> None:
         "units-null",
         "units-state",
         "units-text",
+        "units-not-a-table",
         "crawl-truncate",
         "crawl-list",
         "crawl-row",

@@ -273,6 +273,9 @@ RESHAPED = {
         row.__setitem__(8, add_text(data, FOREIGN_STATE)) for row in data["rows"]
     ],
     "text": lambda data: [row.__setitem__(8, [len(data["_texts"]), 1]) for row in data["rows"]],
+    "not-a-table": lambda data: [
+        row.__setitem__(8, add_text(data, "null")) for row in data["rows"]
+    ],
     "items": lambda data: [row.__setitem__(6, ["x"]) for row in data["rows"]],
     "index": lambda data: [row.__setitem__(6, [10**9]) for row in data["rows"]],
     "row": lambda data: data["rows"].append([1, 2]),

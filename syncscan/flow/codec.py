@@ -17,6 +17,7 @@ that share what the originals shared.
 from __future__ import annotations
 
 import dataclasses
+import json
 from functools import cache
 from typing import Any
 
@@ -106,3 +107,21 @@ def decode(table: Table, top: Any, classes: dict[str, type] = CLASSES) -> Any:
         return value(top)
     except (TypeError, IndexError, KeyError) as exc:
         raise ValueError(f"damaged stored state: {exc}") from exc
+
+
+def to_text(value: Any, classes: dict[str, type] = CLASSES) -> bytes:
+    """`value` encoded, as the JSON text a kept store holds (stored.py,
+    stored_units.py)."""
+    return json.dumps(list(encode(value, classes)), separators=(",", ":")).encode("utf-8")
+
+
+def from_text(text: bytes, classes: dict[str, type] = CLASSES) -> Any:
+    """The value `to_text` gave `text` for; ValueError where it is not such a
+    text (a damaged cache: not JSON, not a table and its top, or a damaged table)."""
+    try:
+        data = json.loads(text)
+    except RecursionError as exc:  # json recurses per level of nesting
+        raise ValueError("a stored table nested too deeply") from exc
+    if not (isinstance(data, list) and len(data) == 2 and isinstance(data[0], list)):
+        raise ValueError("not a stored table")
+    return decode(data[0], data[1], classes)

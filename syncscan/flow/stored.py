@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 from collections.abc import Iterable
 from typing import Any
 
-from syncscan.flow.codec import decode, encode
+from syncscan.flow.codec import from_text, to_text
 from syncscan.flow.memo import Assumptions, CalleeWalk
 from syncscan.flow.state import PathState
 from syncscan.index.item_table import ItemTable, changed_ids, named, opened
@@ -176,8 +175,7 @@ class StoredWalks:
             if restricted != row[3]:
                 continue
             try:
-                table, top = json.loads(self._texts.text(row[8]))
-                walk = decode(table, top)
+                walk = from_text(self._texts.text(row[8]))
                 items = self._closure(key)
             except ValueError:
                 continue
@@ -252,8 +250,7 @@ class StoredWalks:
         key = digest(frame_digest + stable_text((read, restricted)))
         walk.__dict__[_KEY] = key
         extras = set(walk.items) - covered
-        table, top = encode(dataclasses.replace(walk, items=frozenset(), functions=frozenset()))
-        text = json.dumps([table, top], separators=(",", ":")).encode("utf-8")
+        text = to_text(dataclasses.replace(walk, items=frozenset(), functions=frozenset()))
         row = [key, frame_digest, read, restricted, walk.height, walk.work, sorted(extras)]
         self._new[key] = [*row, children, text, function]
         self._touched.add(key)

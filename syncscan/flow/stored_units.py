@@ -23,7 +23,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from syncscan.flow.codec import CLASSES, decode, encode
+from syncscan.flow.codec import CLASSES, from_text, to_text
 from syncscan.flow.state import PathState
 from syncscan.flow.step import Outcome, StepPath, StepRoot
 from syncscan.flow.stored import digest
@@ -79,10 +79,9 @@ class StoredUnits:
             return None
         text = self._texts.text(row[2])
         try:
-            table, top = json.loads(text)
-            outcomes = decode(table, top, _UNIT_CLASSES)
+            outcomes = from_text(text, _UNIT_CLASSES)
             names = named(self._items, row[1])
-        except (ValueError, TypeError):
+        except ValueError:
             return None
         if not _plausible(outcomes, len(roots)):
             return None
@@ -98,10 +97,8 @@ class StoredUnits:
         walks: list[str],
     ) -> None:
         """A unit this run analysed, with what it read and the walks it relied on."""
-        table, top = encode(outcomes, _UNIT_CLASSES)
-        text = json.dumps([table, top], separators=(",", ":")).encode("utf-8")
         key = unit_key(roots)
-        self._kept[key] = [key, sorted(items), text, walks]
+        self._kept[key] = [key, sorted(items), to_text(outcomes, _UNIT_CLASSES), walks]
 
     def document(self) -> tuple[dict[str, Any], bytes]:
         """The units of this run, for the next, and their texts: those it took

@@ -626,13 +626,12 @@ def _narrowed(
     than all the paths' modes together."""
     every = alt.union(modes)
     # The stream model's costliest step (SGLang 0.5.23: 16,414 joins of up to
-    # thousands of accesses each): one lookup per access and path, no list
-    # made for an access already met.
+    # thousands of accesses each): no list made for an access already met.
     contributed: dict[Key, list[alt.Alternatives]] = {}
     for (entries, tags), own in zip(paths, modes, strict=True):
-        tagged = dict(tags).get if tags else None
+        tagged = dict(tags)
         for key, _, _ in entries:
-            modes_made = (tagged(key) if tagged else None) or own
+            modes_made = tagged.get(key) or own
             made = contributed.get(key)
             if made is None:
                 contributed[key] = [modes_made]

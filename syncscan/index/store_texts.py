@@ -3,7 +3,7 @@ codec.py tables as JSON text), held after the store's JSON document rather
 than in it (cache.py `write_framed`).
 
 A run takes a few hundred of the thousands of states a store holds (vLLM
-0.33.0: 19 MB of walks, 10 MB of class analyses): loading parses the rows,
+0.33.0: 9 MB of walk states, 10 MB of class analyses): loading parses the rows,
 not the states, and saving writes a state kept from the last run as the bytes
 it was read as, not escaped again into a JSON string. A row names its text by
 [offset, length] in the blob.
