@@ -9,17 +9,43 @@ its allocation site). Where text names a line without its file (`(line 12)`,
 `<buffer@12>`), it cannot be told which file's it is: the result is not
 carried (None), and the run analyses afresh. Fingerprints hold no lines
 (findings.py), so they stay as they are.
+
+The states the cache keeps beside the record (kept callee walks and class
+analyses, as codec JSON: flow/codec.py) are carried the same way, as text
+(`StateCarrier`): a kept state names a line as the `path` and `line` that
+open a row of a located class (WitnessStep, ReturnInfo), as a tuple
+`(path, line)` or `(path, line, flag)` (a sanctioned region and a sync site
+in it), or as `path:line` in a string. A state that names a line any other
+way is not carried; tests/test_stored.py holds every form a fixture's walks
+make to this list.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from syncscan.index.moves import LineMap
 
 # Text that names a line without its file (host_syncs.py, walk.py, stream_effects.py).
 _BARE_LINE = re.compile(r"\(line \d+\)|@\d+")
+
+
+@dataclass(frozen=True)
+class Moves:
+    """What an edit moved without changing it: the lines of each file (its
+    relative path -> line map) under `root`, and the items read that only
+    moved (module-qualified, as reuse.py names them)."""
+
+    lines: dict[str, LineMap] = field(default_factory=dict)
+    root: str = ""
+    items: frozenset[str] = frozenset()
+
+
+NO_MOVES = Moves()
 
 
 class _NotCarried(Exception):
@@ -87,3 +113,54 @@ def _line(lines: LineMap, line: int) -> int:
 
 def _moved(lines: LineMap, match: re.Match[str]) -> int:
     return _line(lines, int(match.group(2)))
+
+
+class StateCarrier:
+    """Carries a kept state's codec JSON text (flow/codec.py) to where its
+    lines went; `located`: the classes whose rows open with a path and a line."""
+
+    def __init__(self, moves: Moves, located: Iterable[str]) -> None:
+        self._lines = {
+            _json(path): lines
+            for path, lines in moves.lines.items()
+            if any(old != new for old, new in lines.items())
+        }
+        paths = b"|".join(re.escape(p) for p in self._lines)
+        classes = b"|".join(re.escape(b'"' + _json(name) + b'"') for name in sorted(located))
+        root = re.escape(_json(moves.root))
+        # A located row's path and line; a region's tuple, or a sync site's.
+        self._located = re.compile(rb"(\[(?:" + classes + rb'),"(' + paths + rb')",)(\d+)(?=,)')
+        self._tuples = re.compile(rb'(\["t","(' + paths + rb')",)(\d+)(?=\]|,(?:true|false)\])')
+        self._text = re.compile(rb"(?<![\w./-])((?:" + root + rb"/)?(" + paths + rb")):(\d+)")
+        self._bare = re.compile(_BARE_LINE.pattern.encode())
+
+    @property
+    def moves_nothing(self) -> bool:
+        return not self._lines
+
+    def __call__(self, text: bytes) -> bytes | None:
+        """`text` with each line of the moved files where it went; None where
+        it names a line the maps do not cover, or one without its file."""
+        if not self._lines:
+            return text
+        if self._bare.search(text):
+            return None
+        try:
+            text = self._located.sub(self._field, text)
+            text = self._tuples.sub(self._field, text)
+            return self._text.sub(self._in_text, text)
+        except _NotCarried:
+            return None
+
+    def _field(self, match: re.Match[bytes]) -> bytes:
+        lines = self._lines[match.group(2)]
+        return match.group(1) + str(_line(lines, int(match.group(3)))).encode()
+
+    def _in_text(self, match: re.Match[bytes]) -> bytes:
+        lines = self._lines[match.group(2)]
+        return match.group(1) + b":" + str(_line(lines, int(match.group(3)))).encode()
+
+
+def _json(text: str) -> bytes:
+    """`text` as it stands inside a JSON string (json.dumps' escapes)."""
+    return json.dumps(text)[1:-1].encode("utf-8")

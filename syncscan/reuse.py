@@ -39,10 +39,11 @@ from syncscan.index.cache import SUMMARY_FORMAT, SummaryCache
 from syncscan.index.facts import FactsTable
 from syncscan.packs import PackSet
 from syncscan.project import Project
-from syncscan.relocate import relocated
+from syncscan.relocate import NO_MOVES, Moves, relocated
 
 if TYPE_CHECKING:
     from syncscan.flow.kept import Kept
+    from syncscan.index.moves import Changes
     from syncscan.index.store_texts import Texts
     from syncscan.index.summary import ModuleSummary
     from syncscan.resolve.program import Program
@@ -117,6 +118,9 @@ class Recorded:
     analysed: Analysed | None = None
     changed: frozenset[str] | None = None
     token: str | None = None
+    # Of `changed`, the items that only moved, and where their lines went:
+    # what is kept and read no other changed item is carried (relocate.py).
+    moves: Moves = NO_MOVES
 
 
 def load(
@@ -145,6 +149,8 @@ def load(
         refreshed = {}
         moves: dict[str, dict[int, int]] = {}
         changed: set[str] | None = set()
+        moved: set[str] = set()  # of `changed`, what only moved
+        relocations: dict[str, dict[int, int]] = {}  # where their lines went, per file
         reusable = True
         read: dict[str, Any] | None = None
         for module, (digest, summary_key) in summarised.items():
@@ -163,12 +169,22 @@ def load(
                     read = _items_read(cache, data["reads"])
                 items = read.get(module)
                 lines = _line_map(before, after, items)
-                if lines is None or any(old != new for old, new in lines.items()):
-                    changed = _with_changes(changed, module, before, after, items)
+                relpath = project.relpath(facts.path_of(module))
+                if changed is not None and (
+                    lines is None or any(old != new for old, new in lines.items())
+                ):
+                    found = _changes(before, after, items)
+                    if found is None:
+                        changed = None
+                    else:
+                        changed |= {f"{module}\0{item}" for item in found.changed}
+                        moved |= {f"{module}\0{item}" for item in found.moved}
+                        if found.moved:
+                            relocations[relpath] = found.lines
                 if lines is None:
                     reusable = False
                 else:
-                    moves[project.relpath(facts.path_of(module))] = lines
+                    moves[relpath] = lines
             refreshed[module] = [current, _summary_key(cache, facts, module)]
         if data["headers"] is not None and data["headers"] != _headers_digest(facts, data["asked"]):
             return Recorded()
@@ -177,7 +193,11 @@ def load(
         changed = None if changed is None or stale is None else changed | stale
         result = relocated(data["result"], moves, str(project.root)) if reusable else None
         if result is None:
-            return Recorded(None, None if changed is None else frozenset(changed), token)
+            if changed is None:
+                return Recorded(None, None, token)
+            # What is stale moved before this run, to lines it does not know.
+            carried = Moves(relocations, str(project.root), frozenset(moved - (stale or set())))
+            return Recorded(None, frozenset(changed), token, carried)
         analysed = Analysed(
             findings=sorted(
                 (finding_from_data(f) for f in result["findings"]), key=Finding.sort_key
@@ -217,19 +237,14 @@ def _stale_items(data: dict[str, Any]) -> set[str] | None:
     return set(stale)
 
 
-def _with_changes(
-    changed: set[str] | None,
-    module: str,
-    before: ModuleSummary,
-    after: ModuleSummary,
-    items: Any,
-) -> set[str] | None:
-    """`changed` with the module's read items that differ (None: not known)."""
-    from syncscan.index.moves import changed_items
+def _changes(before: ModuleSummary, after: ModuleSummary, items: Any) -> Changes | None:
+    """What changed of the module's read items (None: the record does not say
+    what was read)."""
+    from syncscan.index.moves import changes
 
-    if changed is None or not isinstance(items, list):
+    if not isinstance(items, list):
         return None
-    return changed | {f"{module}\0{item}" for item in changed_items(before, after, items)}
+    return changes(before, after, items)
 
 
 def _items_read(cache: SummaryCache, digest: str) -> dict[str, Any]:
@@ -266,11 +281,11 @@ def kept(cache: SummaryCache, recorded: Recorded) -> Kept:
 
     def walks(config: str) -> StoredWalks:
         document, texts = _kept_document(cache, recorded, _WALKS)
-        return StoredWalks(document, changed, config, texts)
+        return StoredWalks(document, changed, config, texts, recorded.moves)
 
     def units(config: str) -> StoredUnits:
         document, texts = _kept_document(cache, recorded, _UNITS)
-        return StoredUnits(document, changed, config, texts)
+        return StoredUnits(document, changed, config, texts, recorded.moves)
 
     return Kept(StoredCrawl(crawl, changed), walks, units)
 

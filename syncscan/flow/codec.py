@@ -43,6 +43,12 @@ def _fields(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls))
 
 
+def located(classes: dict[str, type]) -> frozenset[str]:
+    """The classes whose rows open with a path and a line: where a kept state
+    names a line (relocate.py `StateCarrier`)."""
+    return frozenset(name for name, cls in classes.items() if _fields(cls)[:2] == ("path", "line"))
+
+
 def encode(value: Any, classes: dict[str, type] = CLASSES) -> tuple[Table, Any]:
     """(the table, the value's own form: plain, or `[index]` into the table)."""
     table: Table = []

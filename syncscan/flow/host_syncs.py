@@ -121,14 +121,14 @@ class HostSyncs:
             sync = HostSync((step,), self._project(assumptions), why, wait=wait, certain=certain)
             self._add(sync)
 
-    def marked(self, comments: tuple[tuple[int, str], ...], line: int) -> str:
-        """Why the sync at `line` is meant: a pack's marker comment on that line
+    def marked(self, comments: tuple[tuple[int, str], ...], step: WitnessStep) -> str:
+        """Why the sync at `step` is meant: a pack's marker comment on its line
         or alone on the line above it, else ''."""
         if not self.markers:
             return ""
         for number, marker in comments:
-            if number in (line, line - 1) and marker in self.markers:
-                return f"marked {marker} (line {line})"
+            if number in (step.line, step.line - 1) and marker in self.markers:
+                return f"marked {marker} ({step.path}:{step.line})"
         return ""
 
     def _project(self, assumptions: Mode) -> Mode:

@@ -30,11 +30,12 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from syncscan.flow.codec import from_text, to_text
+from syncscan.flow.codec import CLASSES, from_text, located, to_text
 from syncscan.flow.memo import Assumptions, CalleeWalk
 from syncscan.flow.state import PathState
 from syncscan.index.item_table import ItemTable, changed_ids, named, opened
 from syncscan.index.store_texts import Texts, TextsWriter
+from syncscan.relocate import NO_MOVES, Moves, StateCarrier
 
 FORMAT = 3
 # A row: key, frame digest, predicates read, the start restricted to them,
@@ -100,11 +101,19 @@ class StoredWalks:
     run makes, for the next run."""
 
     def __init__(
-        self, document: Any, changed: frozenset[str] | None, config: str, texts: Texts
+        self,
+        document: Any,
+        changed: frozenset[str] | None,
+        config: str,
+        texts: Texts,
+        moves: Moves = NO_MOVES,
     ) -> None:
         self.config = digest(config)  # the walker's configuration (walk.py), as a digest
         self.taken = 0  # walks taken from the store in this root
         self._texts = texts
+        self._carrier = StateCarrier(moves, located(CLASSES))
+        self._carry: set[str] = set()  # keys of valid walks whose lines moved
+        self._carried: dict[str, bytes | None] = {}  # their texts where they went
         self._items: list[str] = []
         self._rows: dict[str, Row] = {}  # key -> row, of the recorded run's valid walks
         self._by_frame: dict[str, list[str]] = {}
@@ -122,31 +131,31 @@ class StoredWalks:
         self._frames: dict[tuple, str] = {}  # frame -> digest (a miss digests it, then a keep)
         if changed is not None:
             try:
-                self._load(document, changed)
+                self._load(document, changed, moves.items)
             except (KeyError, TypeError, ValueError, IndexError, AttributeError):
-                self._items, self._rows = [], {}  # damaged: start afresh
+                self._items, self._rows, self._carry = [], {}, set()  # damaged: start afresh
         for key, row in self._rows.items():
             self._by_frame.setdefault(row[1], []).append(key)
 
     # ------------------------------------------------------------------ loading
-    def _load(self, document: Any, changed: frozenset[str]) -> None:
+    def _load(self, document: Any, changed: frozenset[str], moved: frozenset[str]) -> None:
         self._items, rows = opened(document, FORMAT, self.config)
         by_key = {row[0]: row for row in rows if _well_formed(row) and self._texts.holds(row[8])}
-        touched = changed_ids(self._items, changed)
+        touched = changed_ids(self._items, changed - moved)
+        moved_ids = changed_ids(self._items, moved)
         parents: dict[str, list[str]] = {}
-        bad = []
+        bad, carry = [], []
         for key, row in by_key.items():
             if not touched.isdisjoint(row[6]) or any(c not in by_key for c in row[7]):
                 bad.append(key)
+            elif not moved_ids.isdisjoint(row[6]):
+                carry.append(key)
             for child in row[7]:
                 parents.setdefault(child, []).append(key)
-        invalid: set[str] = set()
-        while bad:  # a walk holding an invalid one is invalid too
-            key = bad.pop()
-            if key not in invalid:
-                invalid.add(key)
-                bad.extend(parents.get(key, ()))
+        invalid = _above(bad, parents)  # a walk holding an invalid one is invalid too
         self._rows = {k: r for k, r in by_key.items() if k not in invalid}
+        # A walk holding one whose lines moved holds them too.
+        self._carry = _above(carry, parents) - invalid
 
     # ------------------------------------------------------------------ taking
     def frame_digest(self, frame: tuple) -> str:
@@ -174,8 +183,11 @@ class StoredWalks:
             restricted = [[k, given[k]] for k in read if k in given]
             if restricted != row[3]:
                 continue
+            text = self._text(key)
+            if text is None:
+                continue  # it names a line the move does not say: walked again
             try:
-                walk = from_text(self._texts.text(row[8]))
+                walk = from_text(text)
                 items = self._closure(key)
             except ValueError:
                 continue
@@ -189,6 +201,15 @@ class StoredWalks:
             self._touched.add(key)
             return walk, key in self._within
         return None
+
+    def _text(self, key: str) -> bytes | None:
+        """The kept walk's state text, its lines where they went."""
+        text = self._texts.text(self._rows[key][8])
+        if key not in self._carry:
+            return text
+        if key not in self._carried:
+            self._carried[key] = self._carrier(text)
+        return self._carried[key]
 
     def taken_whole(self, walk: CalleeWalk) -> None:
         """`walk` stands in for walking it here: the walks nested in it are
@@ -308,13 +329,23 @@ class StoredWalks:
             if key not in kept and key in self._rows and key not in self._new:
                 kept.add(key)
                 wanted.extend(self._rows[key][7])
-        texts = TextsWriter()
-        rows = [
-            [*row[:8], texts.add(self._texts.text(row[8])), row[9]]
-            for key, row in self._rows.items()
-            if key in kept
-        ]
+        texts, rows = TextsWriter(), []
+        for key, row in self._rows.items():
+            text = self._text(key) if key in kept else None
+            if text is not None:  # not carried: the walks holding it are dropped next run
+                rows.append([*row[:8], texts.add(text), row[9]])
         for row in self._new.values():
             rows.append([*row[:6], sorted(table.ids(row[6])), row[7], texts.add(row[8]), row[9]])
         document = {"format": FORMAT, "config": self.config, "items": table.items, "rows": rows}
         return document, texts.blob()
+
+
+def _above(keys: list[str], parents: dict[str, list[str]]) -> set[str]:
+    """`keys` and every walk holding one of them."""
+    found: set[str] = set()
+    while keys:
+        key = keys.pop()
+        if key not in found:
+            found.add(key)
+            keys.extend(parents.get(key, ()))
+    return found

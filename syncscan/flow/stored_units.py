@@ -10,7 +10,8 @@ some items the recorded run read (reuse.py), takes the result of a unit none
 of whose items changed instead of analysing it again — an edit to one engine
 class re-analyses that class, not the others. A unit taken asks for what
 analysing it asked (its modules and class headers, `Program.adopt_read`) and
-holds the callee walks it relied on for the next run (stored.py).
+holds the callee walks it relied on for the next run (stored.py). A unit
+whose items only moved is taken with its lines where they went, as a walk is.
 
 Rows: the unit's key, the ids of its items in the document's item table, its
 result as a codec table (JSON text, held after the document's JSON:
@@ -23,13 +24,14 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from syncscan.flow.codec import CLASSES, from_text, to_text
+from syncscan.flow.codec import CLASSES, from_text, located, to_text
 from syncscan.flow.state import PathState
 from syncscan.flow.step import Outcome, StepPath, StepRoot
 from syncscan.flow.stored import digest
 from syncscan.flow.walk import ReturnInfo
 from syncscan.index.item_table import ItemTable, changed_ids, named, opened
 from syncscan.index.store_texts import Texts, TextsWriter
+from syncscan.relocate import NO_MOVES, Moves, StateCarrier
 
 FORMAT = 2
 _UNIT_CLASSES = {**CLASSES, "StepPath": StepPath, "ReturnInfo": ReturnInfo}
@@ -47,28 +49,37 @@ class StoredUnits:
     those this run makes, for the next run."""
 
     def __init__(
-        self, document: Any, changed: frozenset[str] | None, config: str, texts: Texts
+        self,
+        document: Any,
+        changed: frozenset[str] | None,
+        config: str,
+        texts: Texts,
+        moves: Moves = NO_MOVES,
     ) -> None:
         self.config = digest(config)  # the walker's configuration, as stored.py names it
         self._texts = texts
+        self._carrier = StateCarrier(moves, located(_UNIT_CLASSES))
+        self._carry: set[str] = set()  # keys of valid units whose lines moved
         self._items: list[str] = []
         self._rows: dict[str, list[Any]] = {}  # key -> row, of the recorded run's valid units
         self._kept: dict[str, list[Any]] = {}  # key -> row of this run, item names in place of ids
         self.taken = 0
         if changed is not None:
             try:
-                self._load(document, changed)
+                self._load(document, changed, moves.items)
             except (KeyError, TypeError, ValueError, IndexError):
-                self._items, self._rows = [], {}  # damaged: start afresh
+                self._items, self._rows, self._carry = [], {}, set()  # damaged: start afresh
 
-    def _load(self, document: Any, changed: frozenset[str]) -> None:
+    def _load(self, document: Any, changed: frozenset[str], moved: frozenset[str]) -> None:
         self._items, rows = opened(document, FORMAT, self.config)
-        touched = changed_ids(self._items, changed)
+        touched = changed_ids(self._items, changed - moved)
+        moved_ids = changed_ids(self._items, moved)
         self._rows = {
             r[0]: r
             for r in rows
             if _well_formed(r) and self._texts.holds(r[2]) and touched.isdisjoint(r[1])
         }
+        self._carry = {k for k, r in self._rows.items() if not moved_ids.isdisjoint(r[1])}
 
     def take(self, roots: list[StepRoot]) -> tuple[list[Outcome], list[str], list[str]] | None:
         """The kept result of the unit of `roots` that no change touched: each
@@ -78,6 +89,10 @@ class StoredUnits:
         if row is None:
             return None
         text = self._texts.text(row[2])
+        if key in self._carry:
+            text = self._carrier(text)
+            if text is None:
+                return None  # it names a line the move does not say: analysed again
         try:
             outcomes = from_text(text, _UNIT_CLASSES)
             names = named(self._items, row[1])

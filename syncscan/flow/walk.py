@@ -386,7 +386,8 @@ class Walker:
     def sanctioned(self, stmt: ir.With, frame: Frame, body: YieldHook) -> YieldHook:
         """The body of `with <sanctioned_sync_contexts>():`: its host syncs are meant."""
         region = (frame.relpath, stmt.line)
-        why = f"inside a sanctioned region (line {stmt.line})"
+        # Where, with its file: a kept state carries its lines (relocate.py).
+        why = f"inside a sanctioned region ({frame.relpath}:{stmt.line})"
 
         def inside(states: list[PathState]) -> tuple[list[PathState], list[Exit]]:
             self.host_syncs.open(region, why)
@@ -911,7 +912,7 @@ class Walker:
         if not self.host_syncs.enabled:
             return
         step = trace[-1]
-        why = self.host_syncs.marked(markers(frame.scope.module), step.line)
+        why = self.host_syncs.marked(markers(frame.scope.module), step)
         modes = list(dict.fromkeys(s.assumptions for s in states))
         self.host_syncs.met(step, modes, why, wait, certain)
 

@@ -12,6 +12,7 @@ line of the file, so the map carries the result to the new file
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from syncscan.index.positions import lines_in, paired
@@ -80,21 +81,55 @@ def changed_items(before: ModuleSummary, after: ModuleSummary, items: list[str])
     """The read `items` on which the two summaries differ, a move included: a
     callee walk that read one holds its lines, so it is walked again (stored.py);
     unless it read it only for what it says (reads.py `MOVABLE`)."""
+    return changes(before, after, items).changed
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What an edit did to the items a run read of one module.
+
+    `changed`: those that differ, a move of one whose lines the run holds
+    included (`changed_items`). `moved`: of those, the ones that only moved,
+    and `lines`: where each line of every item that agrees up to a move went.
+    What read only items of `moved` and unchanged ones is what it was, with
+    its lines where they went (flow/relocation.py); `lines` is empty, and
+    `moved` with it, where the items' maps disagree or swap lines."""
+
+    changed: set[str] = field(default_factory=set)
+    moved: set[str] = field(default_factory=set)
+    lines: LineMap = field(default_factory=dict)
+
+
+def changes(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> Changes:
+    """The read `items` that changed, those of them that only moved, and where
+    the lines of the items that agree up to a move went."""
     from syncscan.index.summary import markers
 
-    changed = set()
+    found = Changes()
+    agree = True
+    marker_entries = []
     for entry in items:
         kind = entry.partition("\0")[0]
         if kind == "markers":
-            same = markers(before) == markers(after)
-        else:
-            moved = line_map(before, after, [entry])
-            same = moved is not None and (
-                kind.endswith(MOVABLE) or all(old == new for old, new in moved.items())
-            )
-        if not same:
-            changed.add(entry)
-    return changed
+            marker_entries.append(entry)
+            continue
+        moved = line_map(before, after, [entry])
+        if moved is None:
+            found.changed.add(entry)
+            continue
+        agree = _add(found.lines, list(moved.items())) and agree
+        if not kind.endswith(MOVABLE) and any(old != new for old, new in moved.items()):
+            found.changed.add(entry)
+            found.moved.add(entry)
+    old_markers, new_markers = markers(before), markers(after)
+    for entry in marker_entries:
+        if old_markers != new_markers:
+            found.changed.add(entry)
+            if _markers_agree(old_markers, new_markers, found.lines):
+                found.moved.add(entry)
+    if not agree or not _in_order(found.lines):
+        return Changes(found.changed)
+    return found
 
 
 # Items of a class: its header, the set of its methods, one method by name,
