@@ -107,6 +107,23 @@ def test_a_class_taken_whole_keeps_its_walks_for_the_next_edit(tmp_path: Path) -
     _same_as_fresh(again, project)
 
 
+def test_a_class_whose_lines_moved_is_carried_where_they_went(tmp_path: Path) -> None:
+    """A line added at the top of the second class's file moves what its
+    analysis read; an edit to the first class then takes the second's analysis
+    with its lines where they went (relocate.py), as a fresh analysis finds it."""
+    project = _two_classes(tmp_path / "project")
+    cache = tmp_path / "cache"
+    checked(project, cache)
+    second = project / "engine" / "second.py"
+    second.write_text("# moved\n\n" + second.read_text(encoding="utf-8"), encoding="utf-8")
+    _insert_statement(project / "engine" / "runner.py", "Runner.execute_model")
+    again = checked(project, cache)
+    assert again.stats["findings_reused"] == 0
+    assert again.stats["units_reused"] == 1
+    assert any(f.location.path == "engine/second.py" for f in again.findings)
+    _same_as_fresh(again, project)
+
+
 def test_a_module_without_a_summary_is_reported_where_a_kept_analysis_was_taken(
     tmp_path: Path,
 ) -> None:

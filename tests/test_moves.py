@@ -8,7 +8,7 @@ from helpers import SUMMARY_SOURCE as SOURCE
 
 from syncscan.index import reads
 from syncscan.index.build import summarise
-from syncscan.index.moves import changed_items, line_map
+from syncscan.index.moves import changed_items, changes, line_map
 from syncscan.index.summary import ModuleSummary, recorded
 
 STEP = "function\0pkg.mod.Runner.step"
@@ -144,3 +144,35 @@ def test_an_item_read_only_for_what_it_says_is_unchanged_by_a_move() -> None:
     assert changed_items(before, moved_down, [unplaced]) == set()
     rewritten = _summary(SOURCE.replace("self.count = len(batch)", "self.count = 0"))
     assert changed_items(before, rewritten, [unplaced]) == {unplaced}  # what it says changed
+
+
+def test_changes_tell_what_only_moved_from_what_changed() -> None:
+    """A line added inside `step` changes it and moves `other` below it: what
+    read `other` and nothing changed is carried (relocate.py) by the map of
+    the items that agree up to a move; `step`'s own lines are not in it."""
+    before = _summary(SOURCE)
+    after = _summary(
+        SOURCE.replace("        return inner()\n", "        x = 1\n        return inner()\n")
+    )
+    other = "function\0pkg.mod.Runner.other"
+    found = changes(before, after, [STEP, other, "module\0", "markers\0"])
+    assert found.changed == {STEP, other}
+    assert found.moved == {other}
+    old_other = before.classes["Runner"].methods["other"]
+    assert found.lines[old_other.line] == old_other.line + 1
+    assert found.lines[2] == 2  # `import torch`: the module level, read, in place
+    assert before.classes["Runner"].methods["step"].end_line not in found.lines
+    # Marker comments: moved with the lines read, they only moved.
+    marked = SOURCE.replace("return 2", "return 2  # gpu-sync-ok: why")
+    moved_marker = changes(_summary(marked), _summary("# top\n" + marked), [other, "markers\0"])
+    assert moved_marker.moved == moved_marker.changed == {other, "markers\0"}
+
+
+def test_changes_carry_nothing_where_the_items_maps_disagree() -> None:
+    before = _summary(SOURCE)
+    step = SOURCE[SOURCE.index("    @property") : SOURCE.index("    def other")]
+    other = SOURCE[SOURCE.index("    def other") :]
+    swapped = _summary(SOURCE.replace(step + other, other + "\n" + step.rstrip("\n") + "\n"))
+    found = changes(before, swapped, [STEP, "function\0pkg.mod.Runner.other"])
+    assert found.changed == {STEP, "function\0pkg.mod.Runner.other"}
+    assert found.moved == set() and found.lines == {}

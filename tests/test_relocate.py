@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
-from syncscan.relocate import relocated
+from syncscan.relocate import Moves, StateCarrier, relocated
 
 ROOT = "/src/project"
 MOVES = {"engine/runner.py": {10: 12, 11: 13, 20: 22}}
@@ -121,3 +122,54 @@ def test_every_line_the_analysis_writes_into_text_is_in_a_form_relocation_knows(
             )
             assert path_form or bare_form, f"{rel}: a line written as {before!r}{{line}}{after!r}"
     assert seen >= 8  # the forms listed in relocate.py are found
+
+
+def _state(*rows: list) -> bytes:
+    """A kept state's text as the codec writes it (flow/codec.py)."""
+    return json.dumps([list(rows), [0]], separators=(",", ":")).encode()
+
+
+CARRIER = StateCarrier(Moves(MOVES, ROOT), ["WitnessStep"])
+
+
+def test_a_kept_state_is_carried_where_it_names_lines() -> None:
+    state = _state(
+        ["WitnessStep", "engine/runner.py", 10, "f", "read at engine/runner.py:20", "", None, 4],
+        ["WitnessStep", "engine/other.py", 10, "g", "", "", None, 1],
+        ["t", "engine/runner.py", 11],
+        ["t", "engine/runner.py", 20, True],
+        ["t", "engine/runner.py", 3, 4, 5],  # not a region's shape: not a line
+        ["f", f"{ROOT}/engine/runner.py:11:4@self.buf", "engine/runner.py:10"],
+    )
+    carried = CARRIER(state)
+    assert carried is not None
+    assert json.loads(carried) == json.loads(
+        _state(
+            [
+                "WitnessStep",
+                "engine/runner.py",
+                12,
+                "f",
+                "read at engine/runner.py:22",
+                "",
+                None,
+                4,
+            ],
+            ["WitnessStep", "engine/other.py", 10, "g", "", "", None, 1],
+            ["t", "engine/runner.py", 13],
+            ["t", "engine/runner.py", 22, True],
+            ["t", "engine/runner.py", 3, 4, 5],
+            ["f", f"{ROOT}/engine/runner.py:13:4@self.buf", "engine/runner.py:12"],
+        )
+    )
+
+
+def test_a_kept_state_naming_a_line_it_cannot_carry_is_not_carried() -> None:
+    assert CARRIER(_state(["WitnessStep", "engine/runner.py", 15, "f", "", "", None, 1])) is None
+    assert CARRIER(_state(["t", "engine/runner.py", 15])) is None
+    assert CARRIER(_state(["l", "written at engine/runner.py:15"])) is None
+    assert CARRIER(_state(["l", "host waits on event <event@10>.synchronize()"])) is None
+    # Nothing moved: the text is the kept one, whatever it says.
+    unmoved = StateCarrier(Moves({"engine/runner.py": {10: 10}}, ROOT), ["WitnessStep"])
+    state = _state(["l", "marked gpu-sync-ok (line 10)"])
+    assert unmoved(state) is state

@@ -7,6 +7,7 @@ walked again."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -16,7 +17,8 @@ from helpers import BUGGY, FIXTURES, SHAPES, add_text, copy_project, damage, wri
 from test_reuse import _functions_read, checked
 
 from syncscan.findings import finding_to_data
-from syncscan.flow import step
+from syncscan.flow import step, stored
+from syncscan.flow.memo import CalleeWalk
 from syncscan.flow.step import StepAnalyzer
 from syncscan.flow.stored import StoredWalks
 from syncscan.report.json_report import VOLATILE_STATS
@@ -107,6 +109,60 @@ def test_a_statement_edit_finds_what_a_fresh_analysis_finds(project: Path, tmp_p
         again = checked(copy, cache)
         assert again.stats["findings_reused"] == 0, function
         _same_as_fresh(again, copy)
+
+
+def _walks(method: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, CalleeWalk]:
+    """The walks the store's `lookup` gives ("lookup": taken) or `keep` is
+    given ("keep": made and kept) from now on, by their key."""
+    found: dict[str, CalleeWalk] = {}
+    original = getattr(StoredWalks, method)
+
+    def lookup(self, frame, start):  # type: ignore[no-untyped-def]
+        hit = original(self, frame, start)
+        if hit is not None:
+            found[hit[0].__dict__[stored.KEY]] = hit[0]
+        return hit
+
+    def keep(self, frame, start, walk, nested, function):  # type: ignore[no-untyped-def]
+        kept = original(self, frame, start, walk, nested, function)
+        if kept:
+            found[walk.__dict__[stored.KEY]] = walk
+        return kept
+
+    monkeypatch.setattr(StoredWalks, method, lookup if method == "lookup" else keep)
+    return found
+
+
+@pytest.mark.parametrize("project", SHAPES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_walks_whose_lines_moved_are_carried_to_what_walking_again_makes(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every file gains a line at its top, and one function read a statement:
+    each kept walk the check takes read what moved, so it is carried to where
+    its lines went (relocate.py), and it is the walk a fresh analysis makes
+    under its key, field by field. This holds every form in which a state
+    names a line to the list `StateCarrier` carries."""
+    copy = copy_project(project, tmp_path / "project")
+    cache = tmp_path / "cache"
+    first = checked(copy, cache)
+    module, function = _functions_read(cache)[-1]
+    for path in sorted(copy.rglob("*.py")):
+        path.write_text("# moved\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    _insert_statement(first.project.modules[module], function)
+    taken = _walks("lookup", monkeypatch)
+    again = checked(copy, cache)
+    made = _walks("keep", monkeypatch)
+    fresh = checked(copy, tmp_path / "fresh")  # an empty cache: every walk made
+    assert [finding_to_data(f) for f in again.findings] == [
+        finding_to_data(f) for f in fresh.findings
+    ]
+    assert again.stats["walks_reused"] == len(taken)
+    for key, walk in taken.items():
+        assert _as_kept(walk) == _as_kept(made[key]), walk.functions
+
+
+def _as_kept(walk: CalleeWalk) -> CalleeWalk:
+    return dataclasses.replace(walk, items=frozenset(), functions=frozenset())
 
 
 def _taken(project: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[RunResult, set]:

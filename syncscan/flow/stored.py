@@ -44,7 +44,7 @@ FORMAT = 3
 # place among the store's texts), and its function (`context`: qualname and
 # `self` class).
 Row = list[Any]
-_KEY = "stored_key"  # set on each walk object kept or taken (not a field: never compared)
+KEY = "stored_key"  # set on each walk object kept or taken (not a field: never compared)
 
 
 def stable_text(value: Any) -> str:
@@ -194,7 +194,7 @@ class StoredWalks:
             if not _plausible(walk):
                 continue
             walk = dataclasses.replace(walk, items=items, functions=self._functions_below(key))
-            walk.__dict__[_KEY] = key
+            walk.__dict__[KEY] = key
             self.taken += 1
             self._taken.add(key)
             self._used.add(key)
@@ -214,7 +214,7 @@ class StoredWalks:
     def taken_whole(self, walk: CalleeWalk) -> None:
         """`walk` stands in for walking it here: the walks nested in it are
         held from now on in this root."""
-        self._within |= self._nested_keys(walk.__dict__[_KEY])
+        self._within |= self._nested_keys(walk.__dict__[KEY])
 
     def _functions_below(self, key: str) -> frozenset[str]:
         """The functions the kept walk and the walks nested in it run."""
@@ -258,7 +258,7 @@ class StoredWalks:
         children: list[str] = []
         covered: set[str] = set()
         for child in nested:
-            child_key = child.__dict__.get(_KEY)
+            child_key = child.__dict__.get(KEY)
             if child_key is None:
                 return False  # a recursion cut inside it, or a walk cut short by depth
             if child_key not in children:
@@ -269,7 +269,7 @@ class StoredWalks:
         given = dict(start)
         restricted = [[k, given[k]] for k in read if k in given]
         key = digest(frame_digest + stable_text((read, restricted)))
-        walk.__dict__[_KEY] = key
+        walk.__dict__[KEY] = key
         extras = set(walk.items) - covered
         text = to_text(dataclasses.replace(walk, items=frozenset(), functions=frozenset()))
         row = [key, frame_digest, read, restricted, walk.height, walk.work, sorted(extras)]
@@ -280,9 +280,9 @@ class StoredWalks:
     @staticmethod
     def alias(copy: CalleeWalk, original: CalleeWalk) -> CalleeWalk:
         """`copy` (the walk renamed for a caller) is the kept `original`."""
-        key = original.__dict__.get(_KEY)
+        key = original.__dict__.get(KEY)
         if key is not None:
-            copy.__dict__[_KEY] = key
+            copy.__dict__[KEY] = key
         return copy
 
     def news(self) -> tuple[list[Row], list[str]]:
