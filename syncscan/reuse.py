@@ -37,6 +37,7 @@ from syncscan.filesystem import read_regular_file
 from syncscan.findings import Diagnostic, Finding, finding_from_data, finding_to_data
 from syncscan.index.cache import SUMMARY_FORMAT, SummaryCache
 from syncscan.index.facts import FactsTable
+from syncscan.index.moves import LineMap, composed
 from syncscan.packs import PackSet
 from syncscan.project import Project
 from syncscan.relocate import NO_MOVES, Moves, relocated
@@ -179,8 +180,7 @@ def load(
                     else:
                         changed |= {f"{module}\0{item}" for item in found.changed}
                         moved |= {f"{module}\0{item}" for item in found.moved}
-                        if found.moved:
-                            relocations[relpath] = found.lines
+                        relocations[relpath] = found.lines
                 if lines is None:
                     reusable = False
                 else:
@@ -189,15 +189,18 @@ def load(
         if data["headers"] is not None and data["headers"] != _headers_digest(facts, data["asked"]):
             return Recorded()
         token = data.get("kept")
-        stale = _stale_items(data)  # changed since what is kept was kept
-        changed = None if changed is None or stale is None else changed | stale
+        since = _since_kept(data)  # what changed between what is kept and the record
+        if changed is None or since is None:
+            changed, carried = None, NO_MOVES
+        else:
+            stale, stale_moved, stale_lines = since
+            real = (stale - stale_moved) | (changed - moved)
+            moved = (stale_moved | moved) - real
+            changed = real | moved
+            carried = Moves(composed(stale_lines, relocations), str(project.root), frozenset(moved))
         result = relocated(data["result"], moves, str(project.root)) if reusable else None
         if result is None:
-            if changed is None:
-                return Recorded(None, None, token)
-            # What is stale moved before this run, to lines it does not know.
-            carried = Moves(relocations, str(project.root), frozenset(moved - (stale or set())))
-            return Recorded(None, frozenset(changed), token, carried)
+            return Recorded(None, None if changed is None else frozenset(changed), token, carried)
         analysed = Analysed(
             findings=sorted(
                 (finding_from_data(f) for f in result["findings"]), key=Finding.sort_key
@@ -213,8 +216,9 @@ def load(
     if refreshed:
         if result is not data["result"]:
             result = {**result, "findings": [finding_to_data(f) for f in analysed.findings]}
-        # What is kept with the record holds the old lines of what moved: the
-        # next run counts those items as changed for it.
+        # What is kept with the record holds the lines it was kept with: the
+        # next run counts what changed since as changed for it, and carries
+        # what only moved (relocate.py) by the maps from then to now.
         cache.write_document(
             _DOCUMENT,
             {
@@ -223,18 +227,60 @@ def load(
                 "result": result,
                 "kept": token if changed is not None else None,
                 "kept_stale": sorted(changed) if changed is not None else [],
+                "kept_moved": sorted(carried.items),
+                "kept_lines": {
+                    path: _runs(lines)
+                    for path, lines in sorted(carried.lines.items())
+                    if any(old != new for old, new in lines.items())
+                },
             },
         )
     return Recorded(analysed)
 
 
-def _stale_items(data: dict[str, Any]) -> set[str] | None:
-    """The items that changed since what is kept beside the record was kept (a
-    refreshed record's moves); None where the record's list is damaged."""
-    stale = data.get("kept_stale", [])
-    if not isinstance(stale, list) or not all(isinstance(i, str) for i in stale):
+def _since_kept(data: dict[str, Any]) -> tuple[set[str], set[str], dict[str, LineMap]] | None:
+    """What changed since what is kept beside the record was kept (a refreshed
+    record's moves): the items, those of them that only moved, and where
+    their lines went; None where the record's lists are damaged."""
+    stale, moved = data.get("kept_stale", []), data.get("kept_moved", [])
+    lines = data.get("kept_lines", {})
+    if not (_names(stale) and _names(moved) and isinstance(lines, dict)):
         return None
-    return set(stale)
+    try:
+        maps = {path: _from_runs(runs) for path, runs in lines.items()}
+    except (TypeError, ValueError):
+        return None
+    return set(stale), set(moved) & set(stale), maps
+
+
+def _names(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(i, str) for i in value)
+
+
+def _runs(lines: LineMap) -> list[list[int]]:
+    """A line map as runs of consecutive lines that moved alike:
+    [first old line, count, offset]."""
+    runs: list[list[int]] = []
+    for old in sorted(lines):
+        offset = lines[old] - old
+        last = runs[-1] if runs else None
+        if last is not None and last[0] + last[1] == old and last[2] == offset:
+            last[1] += 1
+        else:
+            runs.append([old, 1, offset])
+    return runs
+
+
+def _from_runs(runs: Any) -> LineMap:
+    """The line map `_runs` wrote (ValueError where it is not such a list)."""
+    if not isinstance(runs, list):
+        raise ValueError("not a list of runs")
+    lines: LineMap = {}
+    for first, count, offset in runs:
+        if not all(type(n) is int for n in (first, count, offset)) or count > 100_000:
+            raise ValueError("not a run")
+        lines.update((old, old + offset) for old in range(first, first + count))
+    return lines
 
 
 def _changes(before: ModuleSummary, after: ModuleSummary, items: Any) -> Changes | None:

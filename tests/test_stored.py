@@ -292,11 +292,14 @@ def test_a_root_near_the_budget_is_walked_again_without_kept_walks(
     _same_as_fresh(again, project)
 
 
-def test_walks_outlive_a_move_that_kept_the_findings(tmp_path: Path) -> None:
+def test_walks_outlive_a_move_that_kept_the_findings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A line added at the top of the step file moves what the walks of its
     methods read: the findings are carried (reuse.py), and the kept walks stay,
-    those that read what moved counted as changed. The next statement edit takes
-    the others, and finds what a fresh analysis finds."""
+    with the record saying where their lines went since. The next statement
+    edit carries them there (relocate.py), and finds what a fresh analysis
+    finds; so does the one after two such moves."""
     project = copy_project(BUGGY, tmp_path / "project")
     cache = tmp_path / "cache"
     checked(project, cache)
@@ -307,15 +310,46 @@ def test_walks_outlive_a_move_that_kept_the_findings(tmp_path: Path) -> None:
     again = checked(project, cache)
     assert again.stats["walks_reused"] >= 1
     _same_as_fresh(again, project)
-    # A line inside the callee whose walk is kept moves it: that walk is not taken.
+    # Lines added above a callee whose walk is kept, twice, each run reusing
+    # the findings: the next edit carries that walk across both moves.
     inputs_file = project / "engine" / "inputs.py"
-    source = inputs_file.read_text(encoding="utf-8")
-    inputs_file.write_text(source.replace("    def stage(", "    # a note\n    def stage(", 1))
-    assert checked(project, cache).stats["findings_reused"] == 1
+    for note in ("# a note\n", "# another\n\n"):
+        source = inputs_file.read_text(encoding="utf-8")
+        inputs_file.write_text(source.replace("    def stage(", note + "    def stage(", 1))
+        assert checked(project, cache).stats["findings_reused"] == 1
     _insert_statement(runner_file, "Runner.execute_model", "_syncscan_again = 1")
-    last = checked(project, cache)
+    last, taken = _taken(project, cache, monkeypatch)
     assert last.stats["findings_reused"] == 0
+    assert "engine.inputs.StagedInputs.stage" in taken
     _same_as_fresh(last, project)
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        {"kept_moved": 5},
+        {"kept_moved": [7]},
+        {"kept_lines": []},
+        {"kept_lines": {"engine/inputs.py": [["x", 1, 2]]}},
+        {"kept_lines": {"engine/inputs.py": [[1, 2]]}},
+        {"kept_lines": {"engine/inputs.py": 3}},
+    ],
+)
+def test_a_damaged_record_of_moves_since_kept_takes_nothing(tmp_path: Path, damaged: dict) -> None:
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    checked(project, cache)
+    inputs_file = project / "engine" / "inputs.py"
+    inputs_file.write_text("# moved\n" + inputs_file.read_text(encoding="utf-8"))
+    assert checked(project, cache).stats["findings_reused"] == 1
+    record = cache / "record.json"
+    data = json.loads(record.read_text(encoding="utf-8"))
+    assert data["kept_lines"] and data["kept_moved"]  # what the move left to carry
+    record.write_text(json.dumps({**data, **damaged}), encoding="utf-8")
+    _insert_statement(project / "engine" / "runner.py", "Runner.execute_model")
+    again = checked(project, cache)
+    assert again.stats["walks_reused"] == again.stats["units_reused"] == 0
+    _same_as_fresh(again, project)
 
 
 FOREIGN_STATE = json.dumps([[["CalleeWalk", *(["oops"] * 13)]], [0]])

@@ -132,6 +132,20 @@ def changes(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> Ch
     return found
 
 
+def composed(first: dict[str, LineMap], then: dict[str, LineMap]) -> dict[str, LineMap]:
+    """Where each line went across two edits, by file (a file the second did
+    not change kept its lines; one the first did not change, the second's)."""
+    found = dict(first)
+    for path, lines in then.items():
+        earlier = first.get(path)
+        found[path] = (
+            lines
+            if earlier is None
+            else {old: lines[mid] for old, mid in earlier.items() if mid in lines}
+        )
+    return found
+
+
 # Items of a class: its header, the set of its methods, one method by name,
 # and what its methods assign and name through `self` (summary.py).
 _CLASS_KINDS = frozenset({"class", "methods", "method", "class-assigned", "class-attributes"})
