@@ -132,7 +132,17 @@ class StateCarrier:
         self._located = re.compile(rb"(\[(?:" + classes + rb'),"(' + paths + rb')",)(\d+)(?=,)')
         self._tuples = re.compile(rb'(\["t","(' + paths + rb')",)(\d+)(?=\]|,(?:true|false)\])')
         self._text = re.compile(rb"(?<![\w./-])((?:" + root + rb"/)?(" + paths + rb")):(\d+)")
-        self._bare = re.compile(_BARE_LINE.pattern.encode())
+        # A line named without its file; or `path:line` right after a character
+        # JSON escapes (a newline, a non-ASCII one), which the text pattern
+        # cannot tell from a longer path's.
+        self._refused = re.compile(
+            _BARE_LINE.pattern.encode()
+            + rb"|\\(?:[bfnrt]|u[0-9a-fA-F]{4})(?:"
+            + root
+            + rb"/)?(?:"
+            + paths
+            + rb"):\d"
+        )
 
     @property
     def moves_nothing(self) -> bool:
@@ -143,7 +153,7 @@ class StateCarrier:
         it names a line the maps do not cover, or one without its file."""
         if not self._lines:
             return text
-        if self._bare.search(text):
+        if self._refused.search(text):
             return None
         try:
             text = self._located.sub(self._field, text)
