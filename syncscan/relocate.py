@@ -144,10 +144,6 @@ class StateCarrier:
             + rb"):\d"
         )
 
-    @property
-    def moves_nothing(self) -> bool:
-        return not self._lines
-
     def __call__(self, text: bytes) -> bytes | None:
         """`text` with each line of the moved files where it went; None where
         it names a line the maps do not cover, or one without its file."""

@@ -8,7 +8,7 @@ from helpers import SUMMARY_SOURCE as SOURCE
 
 from syncscan.index import reads
 from syncscan.index.build import summarise
-from syncscan.index.moves import changed_items, changes, line_map
+from syncscan.index.moves import changes, line_map
 from syncscan.index.summary import ModuleSummary, recorded
 
 STEP = "function\0pkg.mod.Runner.step"
@@ -140,10 +140,10 @@ def test_an_item_read_only_for_what_it_says_is_unchanged_by_a_move() -> None:
     read = "class-assigned\0pkg.mod.Runner"
     unplaced = reads.movable(f"pkg.mod\0{read}").partition("\0")[2]
     assert unplaced != read and reads.kind_of(unplaced.split("\0")[0]) == "class-assigned"
-    assert changed_items(before, moved_down, [read]) == {read}
-    assert changed_items(before, moved_down, [unplaced]) == set()
+    assert changes(before, moved_down, [read]).changed == {read}
+    assert changes(before, moved_down, [unplaced]).changed == set()
     rewritten = _summary(SOURCE.replace("self.count = len(batch)", "self.count = 0"))
-    assert changed_items(before, rewritten, [unplaced]) == {unplaced}  # what it says changed
+    assert changes(before, rewritten, [unplaced]).changed == {unplaced}  # what it says changed
 
 
 def test_changes_tell_what_only_moved_from_what_changed() -> None:

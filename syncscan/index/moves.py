@@ -77,23 +77,17 @@ def line_map(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> L
     return moved if _in_order(moved) else None
 
 
-def changed_items(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> set[str]:
-    """The read `items` on which the two summaries differ, a move included: a
-    callee walk that read one holds its lines, so it is walked again (stored.py);
-    unless it read it only for what it says (reads.py `MOVABLE`)."""
-    return changes(before, after, items).changed
-
-
 @dataclass(frozen=True)
 class Changes:
     """What an edit did to the items a run read of one module.
 
-    `changed`: those that differ, a move of one whose lines the run holds
-    included (`changed_items`). `moved`: of those, the ones that only moved,
-    and `lines`: where each line of every item that agrees up to a move went.
-    What read only items of `moved` and unchanged ones is what it was, with
-    its lines where they went (flow/relocation.py); `lines` is empty, and
-    `moved` with it, where the items' maps disagree or swap lines."""
+    `changed`: those that differ, a move included: what read one holds its
+    lines, unless it read it only for what it says (reads.py `MOVABLE`).
+    `moved`: of those, the ones that only moved, and `lines`: where each line
+    of every item that agrees up to a move went. What read only items of
+    `moved` and unchanged ones is what it was, with its lines where they went
+    (relocate.py `StateCarrier`); `lines` is empty, and `moved` with it, where
+    the items' maps disagree or swap lines."""
 
     changed: set[str] = field(default_factory=set)
     moved: set[str] = field(default_factory=set)

@@ -30,7 +30,7 @@ it defines that name.
 An item read only for what it says, not where (the type oracle's reads: a type
 is a class name and holds no line), is noted in a movable form, its kind marked
 `MOVABLE` (`positions_unused`): a change that only moves it leaves it unchanged
-for the walks that read it so (moves.py `changed_items`).
+for the walks that read it so (moves.py `changes`).
 
 Records nest (`push`, `pop`): a callee walk, or a value a memo table keeps,
 records what it read apart, and that counts for the records around it too. A
