@@ -18,6 +18,7 @@ from test_reuse import _functions_read, checked
 
 from syncscan.findings import finding_to_data
 from syncscan.flow import step, stored
+from syncscan.flow import walk as walk_module
 from syncscan.flow.memo import CalleeWalk
 from syncscan.flow.step import StepAnalyzer
 from syncscan.flow.stored import StoredWalks
@@ -112,24 +113,22 @@ def test_a_statement_edit_finds_what_a_fresh_analysis_finds(project: Path, tmp_p
 
 
 def _walks(method: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, CalleeWalk]:
-    """The walks the store's `lookup` gives ("lookup": taken) or `keep` is
-    given ("keep": made and kept) from now on, by their key."""
+    """The walks the store is told were taken ("took") or is given to keep
+    ("keep": made and kept) from now on, by their key."""
     found: dict[str, CalleeWalk] = {}
     original = getattr(StoredWalks, method)
 
-    def lookup(self, frame, start):  # type: ignore[no-untyped-def]
-        hit = original(self, frame, start)
-        if hit is not None:
-            found[hit[0].__dict__[stored.KEY]] = hit[0]
-        return hit
+    def took(self, walk):  # type: ignore[no-untyped-def]
+        found[walk.__dict__[stored.KEY]] = walk
+        return original(self, walk)
 
-    def keep(self, frame, start, walk, nested, function):  # type: ignore[no-untyped-def]
-        kept = original(self, frame, start, walk, nested, function)
+    def keep(self, frame, start, walk, nested, function, made_at=None):  # type: ignore[no-untyped-def]
+        kept = original(self, frame, start, walk, nested, function, made_at)
         if kept:
             found[walk.__dict__[stored.KEY]] = walk
         return kept
 
-    monkeypatch.setattr(StoredWalks, method, lookup if method == "lookup" else keep)
+    monkeypatch.setattr(StoredWalks, method, took if method == "took" else keep)
     return found
 
 
@@ -142,43 +141,66 @@ def test_walks_whose_lines_moved_are_carried_to_what_walking_again_makes(
     its lines went (relocate.py), and it is the walk a fresh analysis makes
     under its key, field by field. This holds every form in which a state
     names a line to the list `StateCarrier` carries."""
+    _taken_as_fresh_makes(project, tmp_path, monkeypatch, moved=True)
+
+
+@pytest.mark.parametrize("project", SHAPES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_walks_the_depth_limit_cut_short_are_taken_where_walking_gives_them(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a depth limit of two levels, most walks are cut short: each is kept
+    for the depth it was made at, and taken only where walking it again gives
+    it, as a fresh analysis makes it under its key, field by field."""
+    monkeypatch.setattr(walk_module, "MAX_DEPTH", 2)
+    _taken_as_fresh_makes(project, tmp_path, monkeypatch, moved=False)
+
+
+def _taken_as_fresh_makes(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moved: bool
+) -> dict[str, CalleeWalk]:
+    """After a statement in the last function the first check read (and a
+    line at the top of every file, where `moved`), the walks a check takes are
+    those a fresh analysis makes, and so are its paths and findings."""
     copy = copy_project(project, tmp_path / "project")
     cache = tmp_path / "cache"
     first = checked(copy, cache)
     module, function = _functions_read(cache)[-1]
-    for path in sorted(copy.rglob("*.py")):
+    for path in sorted(copy.rglob("*.py")) if moved else ():
         path.write_text("# moved\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
     _insert_statement(first.project.modules[module], function)
-    taken = _walks("lookup", monkeypatch)
+    taken = _walks("took", monkeypatch)
     again = checked(copy, cache)
     made = _walks("keep", monkeypatch)
     fresh = checked(copy, tmp_path / "fresh")  # an empty cache: every walk made
     assert [finding_to_data(f) for f in again.findings] == [
         finding_to_data(f) for f in fresh.findings
     ]
+    assert _paths(again) == _paths(fresh)
     assert again.stats["walks_reused"] == len(taken)
     for key, walk in taken.items():
         assert _as_kept(walk) == _as_kept(made[key]), walk.functions
+    return taken
 
 
 def _as_kept(walk: CalleeWalk) -> CalleeWalk:
-    return dataclasses.replace(walk, items=frozenset(), functions=frozenset())
+    """The walk as the store compares it: without its items and functions
+    (rows of their own), and its work, which is what it cost where it was
+    made (memo hits cost less; step.py `NEAR_BUDGET` allows for it)."""
+    return dataclasses.replace(walk, items=frozenset(), functions=frozenset(), work=0)
 
 
 def _taken(project: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[RunResult, set]:
     """A check, and the functions whose kept walks it took."""
     taken: set[str] = set()
-    lookup = StoredWalks.lookup
+    took = StoredWalks.took
 
-    def noting(self, frame, start):  # type: ignore[no-untyped-def]
-        found = lookup(self, frame, start)
-        if found is not None:
-            taken.add(frame[0])
-        return found
+    def noting(self, walk):  # type: ignore[no-untyped-def]
+        taken.add(self._rows[walk.__dict__[stored.KEY]][9].partition("|")[0])  # its function
+        return took(self, walk)
 
-    monkeypatch.setattr(StoredWalks, "lookup", noting)
+    monkeypatch.setattr(StoredWalks, "took", noting)
     result = checked(project, cache)
-    monkeypatch.setattr(StoredWalks, "lookup", lookup)
+    monkeypatch.setattr(StoredWalks, "took", took)
     return result, taken
 
 
@@ -263,8 +285,111 @@ def test_a_walk_made_from_a_memoised_one_is_kept_only_where_walking_gives_the_sa
     assert first + second in text
     runner.write_text(text.replace(first + second, second + first), encoding="utf-8")
     again = checked(project, cache)
-    assert again.stats["walks_reused"] >= 1  # the walk of `g` from the step itself
+    # `g` is met first inside `h(True)`, where its kept walk runs `h`, active
+    # there: it is walked again, not taken.
+    assert again.stats["walks_reused"] == 0
     _same_as_fresh(again, project)
+
+
+DEEP = """
+import torch
+
+
+class Helper:
+    def __init__(self):
+        self.buf = torch.zeros(8, pin_memory=True)
+        self.dev = torch.zeros(8, device="cuda")
+
+    def a(self):
+        self.b()
+
+    def b(self):
+        self.c()
+
+    def c(self):
+        self.d()
+
+    def d(self):
+        self.e()
+
+    def e(self):
+        self.dev.copy_(self.buf, non_blocking=True)
+
+    def via(self):
+        self.a()
+
+    def x(self):
+        self.y()
+
+    def y(self):
+        self.c()
+"""
+DEEP_RUNNER = """
+from engine.helper import Helper
+
+
+class Runner:
+    def __init__(self):
+        self.helper = Helper()
+
+    def execute_model(self, batch):
+{calls}
+        return None
+
+    def sample_tokens(self, batch):
+        self.helper.y()
+        return None
+"""
+SECOND_ROOT = """
+[[step_root]]
+class = "engine.runner.Runner"
+method = "sample_tokens"
+"""
+# Each a root body after the last: a walk the depth limit cut short is made at
+# one depth and met first at another, reused inside a walk made later, or held
+# in a walk taken whole where another kept walk runs its function.
+ORDERS = [
+    ["y"], ["via", "y"], ["via"], ["via", "y"], ["y", "via"], ["a", "y"], ["b", "a"], ["a"],
+    ["y"], ["a", "y"], ["via", "b"], ["x", "a"], ["y", "a"], ["c", "via", "y"], ["a", "x"],
+    ["b", "x", "via"], ["via", "x", "a", "b"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("limit", [2, 3, 5])
+def test_walks_cut_short_by_the_depth_limit_are_taken_only_where_walking_gives_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
+    """With a depth limit of a few levels, the walk of `c` called down the
+    chain from `a` is cut short where `c` called from the step is not, and `y`
+    reuses `c`'s memoised walk from wherever it was made first (a second root
+    walks `y` alone). After each reordering of the step's calls, the walks a
+    check takes are those a fresh analysis makes under their keys, field by
+    field, and so are its paths."""
+    monkeypatch.setattr(walk_module, "MAX_DEPTH", limit)
+    project = tmp_path / "project"
+    runner = project / "engine" / "runner.py"
+    cache = tmp_path / "cache"
+    truncated_taken = 0
+    for n, order in enumerate(ORDERS):
+        calls = "\n".join(f"        self.helper.{name}()" for name in order)
+        files = {"engine/__init__.py": "", "engine/helper.py": DEEP}
+        if n == 0:
+            write_project(project, {**files, "engine/runner.py": ""}, ONE_ROOT + SECOND_ROOT)
+        runner.write_text(DEEP_RUNNER.format(calls=calls), encoding="utf-8")
+        taken = _walks("took", monkeypatch)
+        again = checked(project, cache)
+        made = _walks("keep", monkeypatch)
+        fresh = checked(project, tmp_path / f"fresh{n}")
+        assert _paths(again) == _paths(fresh), order
+        assert [finding_to_data(f) for f in again.findings] == [
+            finding_to_data(f) for f in fresh.findings
+        ]
+        for key, walk in taken.items():
+            assert _as_kept(walk) == _as_kept(made[key]), (order, walk.functions)
+            truncated_taken += walk.truncated
+        monkeypatch.undo()
+        monkeypatch.setattr(walk_module, "MAX_DEPTH", limit)
+    assert truncated_taken > 0 or limit > 2  # some are taken: the test reaches them
 
 
 @pytest.mark.parametrize("shape", ["slot_pool_mode_without_wait", "hidden_sync_item_deep"])
