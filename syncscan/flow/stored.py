@@ -37,13 +37,12 @@ from syncscan.index.item_table import ItemTable, changed_ids, named, opened
 from syncscan.index.store_texts import Texts, TextsWriter
 from syncscan.relocate import NO_MOVES, Moves, StateCarrier
 
-FORMAT = 4
+FORMAT = 3
 # A row: key, frame digest, predicates read, the start restricted to them,
 # height, work, extras (item ids in the document, item names in transit),
 # nested walks' keys, the walk's state table (JSON text: in the document, its
-# place among the store's texts), its function (`context`: qualname and
-# `self` class), and the depth it was made at where the depth limit cut it
-# short (-1: it holds at any depth that does not reach the limit).
+# place among the store's texts), and its function (`context`: qualname and
+# `self` class).
 Row = list[Any]
 KEY = "stored_key"  # set on each walk object kept or taken (not a field: never compared)
 
@@ -68,10 +67,10 @@ def _well_formed(row: Any) -> bool:
     taken (`_closure`): a run takes few of the thousands it loads."""
     return (
         isinstance(row, list)
-        and len(row) == 11
+        and len(row) == 10
         and all(isinstance(row[i], str) for i in (0, 1, 9))
         and all(isinstance(row[i], list) for i in (2, 3, 6, 7))
-        and all(type(row[i]) is int for i in (4, 5, 10))
+        and all(isinstance(row[i], int) for i in (4, 5))
         and all(isinstance(name, str) for name in row[2])
         and all(isinstance(key, str) for key in row[7])
     )
@@ -170,24 +169,16 @@ class StoredWalks:
         self.taken = 0
         self._within = set()
 
-    def lookup(
-        self, frame: tuple, start: Assumptions, depth: int
-    ) -> tuple[CalleeWalk, bool] | None:
+    def lookup(self, frame: tuple, start: Assumptions) -> tuple[CalleeWalk, bool] | None:
         """A valid kept walk of this frame for a start that agrees with it on
         what it read, decoded with its items and functions (`took` says where
-        it is taken); and whether a walk taken whole earlier in this root holds
-        it. One the depth limit cut short is found at the depth it was made
-        at, or held (a fresh run reuses its memoised walk at any depth)."""
+        it is taken); and whether a walk taken whole earlier in this root holds it."""
         keys = self._by_frame.get(self.frame_digest(frame))
         if not keys:
             return None
         given = dict(start)
-        # A walk held by one taken whole first: it is what a fresh run has
-        # memoised (a walk of the frame kept for another depth is not).
-        for key in sorted(keys, key=lambda k: k not in self._within):
+        for key in keys:
             row = self._rows[key]
-            if row[10] >= 0 and row[10] != depth and key not in self._within:
-                continue
             read = row[2]
             restricted = [[k, given[k]] for k in read if k in given]
             if restricted != row[3]:
@@ -230,14 +221,6 @@ class StoredWalks:
         held from now on in this root."""
         self._within |= self._nested_keys(walk.__dict__[KEY])
 
-    def truncated_functions(self, walk: CalleeWalk, nested_only: bool) -> frozenset[str]:
-        """The functions of the kept walks the depth limit cut short, of `walk`
-        (unless `nested_only`) and those nested in it: walks that hold only
-        where they were made."""
-        key = walk.__dict__[KEY]
-        keys = self._nested_keys(key) if nested_only else (key, *self._nested_keys(key))
-        return frozenset(self._rows[k][9] for k in keys if self._rows[k][10] >= 0)
-
     def _functions_below(self, key: str) -> frozenset[str]:
         """The functions the kept walk and the walks nested in it run."""
         found = self._functions.get(key)
@@ -274,11 +257,9 @@ class StoredWalks:
         walk: CalleeWalk,
         nested: Iterable[CalleeWalk],
         function: str,
-        made_at: int | None = None,
     ) -> bool:
         """A walk this run made, for the next run, where every walk nested in it
-        is kept (they are, first): a run taking it holds them all. `made_at`:
-        the depth it was made at, where the depth limit cut it short."""
+        is kept (they are, first): a run taking it holds them all."""
         children: list[str] = []
         covered: set[str] = set()
         for child in nested:
@@ -292,15 +273,12 @@ class StoredWalks:
         read = sorted(walk.read)
         given = dict(start)
         restricted = [[k, given[k]] for k in read if k in given]
-        at = -1 if made_at is None else made_at
-        key = digest(
-            frame_digest + stable_text((read, restricted) if at < 0 else (read, restricted, at))
-        )
+        key = digest(frame_digest + stable_text((read, restricted)))
         walk.__dict__[KEY] = key
         extras = set(walk.items) - covered
         text = to_text(dataclasses.replace(walk, items=frozenset(), functions=frozenset()))
         row = [key, frame_digest, read, restricted, walk.height, walk.work, sorted(extras)]
-        self._new[key] = [*row, children, text, function, at]
+        self._new[key] = [*row, children, text, function]
         self._touched.add(key)
         return True
 
@@ -360,10 +338,9 @@ class StoredWalks:
         for key, row in self._rows.items():
             text = self._text(key) if key in kept else None
             if text is not None:  # not carried: the walks holding it are dropped next run
-                rows.append([*row[:8], texts.add(text), *row[9:]])
+                rows.append([*row[:8], texts.add(text), row[9]])
         for row in self._new.values():
-            ids = sorted(table.ids(row[6]))
-            rows.append([*row[:6], ids, row[7], texts.add(row[8]), *row[9:]])
+            rows.append([*row[:6], sorted(table.ids(row[6])), row[7], texts.add(row[8]), row[9]])
         document = {"format": FORMAT, "config": self.config, "items": table.items, "rows": rows}
         return document, texts.blob()
 

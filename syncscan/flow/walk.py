@@ -144,26 +144,14 @@ class Walker:
         self._made_nested: list[CalleeWalk] = []
         self._reach = 0
         self._truncating = False
-        # Per callee walk under way, whether it reused a walk that holds only
-        # where it was made (one the depth limit cut short, made elsewhere; one
-        # running a function active now): what it gives depends on the order
-        # of walks, and no run keeps it. And that of the walk just made.
-        self._bound: list[bool] = []
-        self._last_bound = False
-        # The functions this root walked in a way that holds only where it was
-        # made: a kept walk running one is not what walking it here gives
-        # (stored.py).
+        # The functions this root walked in a way no run keeps (stored.py).
         self._unkept: set[str] = set()
-        # The functions this root walked, or took walks of: a fresh walk meets
-        # their memoised walks, not those a kept walk made inside itself.
-        self._walked: set[str] = set()
 
     def restart(self) -> None:
         """Forget the callee walks and the work done: a new root begins."""
         self._memo = CalleeMemo()
         self.work = 0
-        self._unkept, self._walked = set(), set()
-        self._bound = []
+        self._unkept = set()
         self._reach, self._truncating = 0, False
         if self.stored is not None:
             self.stored.restart()
@@ -1112,7 +1100,7 @@ class Walker:
                     self._memo.put(real_frame, start.assumptions, memo)
                 else:
                     self._memo.put(sym_frame, sym_start.assumptions, memo)
-                    self._keep(sym_frame, sym_start.assumptions, memo, depth)
+                    self._keep(sym_frame, sym_start.assumptions, memo)
             else:
                 self._memo.put(sym_frame, sym_start.assumptions, memo)
         elif memo is None:
@@ -1120,12 +1108,10 @@ class Walker:
             if memo is None:
                 walked = True
                 memo = self._walk_callee(frame, start, depth)
-                self._keep(real_frame, start.assumptions, memo, depth)
+                self._keep(real_frame, start.assumptions, memo)
             self._memo.put(real_frame, start.assumptions, memo)
         if self._nested:
             self._nested[-1].append(memo)
-        if walked is not False:
-            self._walked |= memo.functions
         if walked is not True:
             self._reused(memo, depth, walked is None)
         self._depend(memo.cuts)
@@ -1157,15 +1143,11 @@ class Walker:
         reach, truncating, work = self._reach, self._truncating, self.work
         self._reach, self._truncating = depth + 1, False
         self._nested.append([])
-        self._bound.append(False)
         outer = reads.push()
         try:
             fall, exits = self.run(frame, [start], depth + 1)
         finally:
             items = reads.pop(outer)
-            self._last_bound = self._bound.pop()
-            if self._last_bound and self._bound:
-                self._bound[-1] = True  # it holds what this order of walks made
             cuts = self._active.pop(context)
             inside = self._completion_stack.pop()
             consulted = CONSULTED.pop()
@@ -1197,7 +1179,7 @@ class Walker:
         would have it memoised)."""
         if self.stored is None:
             return None, False
-        found = self.stored.lookup(frame, start, depth)
+        found = self.stored.lookup(frame, start)
         if found is None:
             return None, False
         walk, nested = found
@@ -1205,38 +1187,26 @@ class Walker:
             self.stored.took(walk)
             return walk, False
         # Walked here, it would cut a recursion into a function active now, or
-        # reuse a walk this root made that holds only where it was made; or,
-        # kept where the depth limit was out of its reach, meet it here (one the
-        # limit cut short is found only at the depth it was made: stored.py).
+        # reuse a walk this root made in a way no run keeps; or meet the depth limit.
         blocked = not walk.functions.isdisjoint(self._unkept | self._active_functions())
-        if blocked or (not walk.truncated and depth + walk.height >= MAX_DEPTH):
-            return None, False
-        # One cut short holds the walks cut short inside it as it made them; a
-        # fresh walk here would meet the memoised walks of those functions.
-        if walk.truncated and not self.stored.truncated_functions(walk, True).isdisjoint(
-            self._walked
-        ):
+        if blocked or depth + walk.height >= MAX_DEPTH:
             return None, False
         self.stored.took(walk)
         self.work += walk.work
         if self.work > self.budget:
             raise Incomplete(f"more than {self.budget} statement visits")
         self.stored.taken_whole(walk)
-        self._unkept |= self.stored.truncated_functions(walk, False)
         return walk, None
 
-    def _keep(self, frame: tuple, start: Assumptions, walk: CalleeWalk, depth: int) -> None:
+    def _keep(self, frame: tuple, start: Assumptions, walk: CalleeWalk) -> None:
         """A walk made here, for the next run, unless it holds only where it
-        was made in this order of walks (a recursion cut of a function active
-        outside it; a walk reused that holds only where it was made). One the
-        depth limit cut short is kept for the depth it was made at."""
+        was made (a recursion cut of a function active outside it, or a call
+        the depth limit left out)."""
         if self.stored is None:
             return
         function = context_key(frame[0], frame[1])
-        made_at = depth if walk.truncated else None
-        kept = not walk.cuts and not self._last_bound
-        kept = kept and self.stored.keep(frame, start, walk, self._made_nested, function, made_at)
-        if not kept or walk.truncated:
+        kept = not walk.cuts and not walk.truncated
+        if not (kept and self.stored.keep(frame, start, walk, self._made_nested, function)):
             self._unkept.add(function)
 
     def _active_functions(self) -> set[str]:
@@ -1256,11 +1226,10 @@ class Walker:
         elif walk.items and reads.LOG is not None:
             reads.LOG.update(walk.items)
         self._reach = max(self._reach, depth + walk.height)
-        active = bool(self._active) and not walk.functions.isdisjoint(self._active_functions())
-        if walk.truncated or active:
+        if walk.truncated or (
+            self._active and not walk.functions.isdisjoint(self._active_functions())
+        ):
             self._truncating = True
-        if active or (walk.truncated and not as_walked):
-            self._bound = [True] * len(self._bound)
         if as_walked:
             self.host_syncs.reenter(walk.regions, walk.sites)
 
