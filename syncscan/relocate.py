@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from syncscan.index.moves import LineMap
+from syncscan.index.moves import LineMap, shifts
 
 # Text that names a line without its file (host_syncs.py, walk.py, stream_effects.py).
 _BARE_LINE = re.compile(r"\(line \d+\)|@\d+")
@@ -58,20 +58,15 @@ def relocated(
     """`result` (the run record's data) with every line of the files in
     `moves` (relative path -> line map) where it went; None where a line the
     result names is not covered."""
-    moves = {path: lines for path, lines in moves.items() if any(o != n for o, n in lines.items())}
+    moves = {path: lines for path, lines in moves.items() if shifts(lines)}
     if not moves:
         return result
-    patterns = [
-        (re.compile(rf"(?<![\w./-])((?:{re.escape(root)}/)?{re.escape(path)}):(\d+)"), lines)
-        for path, lines in moves.items()
-    ]
+    pattern = re.compile(_path_line(root, moves))
 
     def text(value: str) -> str:
         if _BARE_LINE.search(value):
             raise _NotCarried(value)
-        for pattern, lines in patterns:
-            value = pattern.sub(lambda m, lines=lines: f"{m.group(1)}:{_moved(lines, m)}", value)
-        return value
+        return pattern.sub(lambda m: f"{m.group(1)}:{_line(moves[m.group(2)], int(m[3]))}", value)
 
     def carried(value: Any) -> Any:
         if isinstance(value, str):
@@ -111,8 +106,11 @@ def _line(lines: LineMap, line: int) -> int:
     return found
 
 
-def _moved(lines: LineMap, match: re.Match[str]) -> int:
-    return _line(lines, int(match.group(2)))
+def _path_line(root: str, paths: Iterable[str]) -> str:
+    """The pattern of `path:line` in text, the root in front or not (groups:
+    the path as written, the path, the line); not inside a longer path."""
+    alternatives = "|".join(re.escape(path) for path in paths)
+    return rf"(?<![\w./-])((?:{re.escape(root)}/)?({alternatives})):(\d+)"
 
 
 class StateCarrier:
@@ -120,18 +118,16 @@ class StateCarrier:
     lines went; `located`: the classes whose rows open with a path and a line."""
 
     def __init__(self, moves: Moves, located: Iterable[str]) -> None:
-        self._lines = {
-            _json(path): lines
-            for path, lines in moves.lines.items()
-            if any(old != new for old, new in lines.items())
-        }
+        # Paths and names as they stand inside the text's JSON strings.
+        moved = {_json(path): lines for path, lines in moves.lines.items() if shifts(lines)}
+        self._lines = {path.encode(): lines for path, lines in moved.items()}
         paths = b"|".join(re.escape(p) for p in self._lines)
-        classes = b"|".join(re.escape(b'"' + _json(name) + b'"') for name in sorted(located))
-        root = re.escape(_json(moves.root))
+        classes = b"|".join(re.escape(f'"{_json(name)}"'.encode()) for name in sorted(located))
+        root = re.escape(_json(moves.root).encode())
         # A located row's path and line; a region's tuple, or a sync site's.
         self._located = re.compile(rb"(\[(?:" + classes + rb'),"(' + paths + rb')",)(\d+)(?=,)')
         self._tuples = re.compile(rb'(\["t","(' + paths + rb')",)(\d+)(?=\]|,(?:true|false)\])')
-        self._text = re.compile(rb"(?<![\w./-])((?:" + root + rb"/)?(" + paths + rb")):(\d+)")
+        self._text = re.compile(_path_line(_json(moves.root), moved).encode())
         # A line named without its file; or `path:line` right after a character
         # JSON escapes (a newline, a non-ASCII one), which the text pattern
         # cannot tell from a longer path's.
@@ -167,6 +163,6 @@ class StateCarrier:
         return match.group(1) + b":" + str(_line(lines, int(match.group(3)))).encode()
 
 
-def _json(text: str) -> bytes:
-    """`text` as it stands inside a JSON string (json.dumps' escapes)."""
-    return json.dumps(text)[1:-1].encode("utf-8")
+def _json(text: str) -> str:
+    """`text` as it stands inside a JSON string (json.dumps' escapes: ASCII)."""
+    return json.dumps(text)[1:-1]

@@ -37,7 +37,7 @@ from syncscan.filesystem import read_regular_file
 from syncscan.findings import Diagnostic, Finding, finding_from_data, finding_to_data
 from syncscan.index.cache import SUMMARY_FORMAT, SummaryCache
 from syncscan.index.facts import FactsTable
-from syncscan.index.moves import LineMap, composed
+from syncscan.index.moves import LineMap, composed, shifts
 from syncscan.packs import PackSet
 from syncscan.project import Project
 from syncscan.relocate import NO_MOVES, Moves, relocated
@@ -171,9 +171,7 @@ def load(
                 items = read.get(module)
                 lines = _line_map(before, after, items)
                 relpath = project.relpath(facts.path_of(module))
-                if changed is not None and (
-                    lines is None or any(old != new for old, new in lines.items())
-                ):
+                if changed is not None and (lines is None or shifts(lines)):
                     found = _changes(before, after, items)
                     if found is None:
                         changed = None
@@ -231,7 +229,7 @@ def load(
                 "kept_lines": {
                     path: _runs(lines)
                     for path, lines in sorted(carried.lines.items())
-                    if any(old != new for old, new in lines.items())
+                    if shifts(lines)
                 },
             },
         )

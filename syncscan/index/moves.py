@@ -77,6 +77,11 @@ def line_map(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> L
     return moved if _in_order(moved) else None
 
 
+def shifts(lines: LineMap) -> bool:
+    """Whether the map puts any line elsewhere."""
+    return any(old != new for old, new in lines.items())
+
+
 @dataclass(frozen=True)
 class Changes:
     """What an edit did to the items a run read of one module.
@@ -112,7 +117,7 @@ def changes(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> Ch
             found.changed.add(entry)
             continue
         agree = _add(found.lines, list(moved.items())) and agree
-        if not kind.endswith(MOVABLE) and any(old != new for old, new in moved.items()):
+        if not kind.endswith(MOVABLE) and shifts(moved):
             found.changed.add(entry)
             found.moved.add(entry)
     old_markers, new_markers = markers(before), markers(after)
