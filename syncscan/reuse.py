@@ -57,6 +57,7 @@ _READS = "reads.json"
 _WALKS = "walks.json"
 _CRAWL = "crawl.json"
 _UNITS = "units.json"
+_POINTS = "quiescence.json"
 
 
 @dataclass
@@ -316,7 +317,9 @@ def kept(cache: SummaryCache, recorded: Recorded) -> Kept:
     """What the record keeps beside it (flow/kept.py): of each store, what
     none of whose items changed (nothing where the change is not known)."""
     from syncscan.flow.kept import Kept
+    from syncscan.flow.quiescence import KEPT_CLASSES, POINTS_FORMAT
     from syncscan.flow.stored import StoredWalks
+    from syncscan.flow.stored_results import StoredResults
     from syncscan.flow.stored_units import StoredUnits
     from syncscan.resolve.stored_crawl import StoredCrawl
 
@@ -331,7 +334,13 @@ def kept(cache: SummaryCache, recorded: Recorded) -> Kept:
         document, texts = _kept_document(cache, recorded, _UNITS)
         return StoredUnits(document, changed, config, texts, recorded.moves)
 
-    return Kept(StoredCrawl(crawl, changed), walks, units)
+    def points(config: str) -> StoredResults:
+        document, texts = _kept_document(cache, recorded, _POINTS)
+        return StoredResults(
+            document, changed, config, texts, recorded.moves, KEPT_CLASSES, POINTS_FORMAT
+        )
+
+    return Kept(StoredCrawl(crawl, changed), walks, units, points)
 
 
 def _kept_document(cache: SummaryCache, recorded: Recorded, name: str) -> tuple[Any, Texts]:
@@ -378,7 +387,13 @@ def save(
     token = None
     if kept is not None:  # like the items: a token ties them to this record
         token = os.urandom(16).hex()
-        for name, store in ((_CRAWL, kept.crawl), (_WALKS, kept.walks), (_UNITS, kept.units)):
+        stores = (
+            (_CRAWL, kept.crawl),
+            (_WALKS, kept.walks),
+            (_UNITS, kept.units),
+            (_POINTS, kept.points),
+        )
+        for name, store in stores:
             if store is not None:
                 document, texts = store.document()
                 cache.write_framed(name, {**document, "token": token}, texts)

@@ -300,7 +300,7 @@ def _analyse(
         "unresolved_calls": graph.unresolved_calls,
         "walk_processes": analysis.walk_processes,
         # What an earlier run kept that this one took instead of making it:
-        # callee walks, class analyses, the crawl's visits.
+        # callee walks, class analyses, quiescence points, the crawl's visits.
         **_kept_stats(analysis.kept),
     }
     if nothing := nothing_analysed(packs, stats):
@@ -316,6 +316,7 @@ def _kept_stats(kept: Kept | None) -> dict[str, int]:
     return {
         "walks_reused": kept.walks.used if kept is not None and kept.walks else 0,
         "units_reused": kept.units.taken if kept is not None and kept.units else 0,
+        "points_reused": kept.points.taken if kept is not None and kept.points else 0,
         "visits_reused": kept.crawl.taken if kept is not None else 0,
     }
 

@@ -72,6 +72,8 @@ def _same_as_fresh(result: RunResult, project: Path) -> None:
     assert _paths(result) == _paths(fresh)
     # The call graph, built from kept visits (stored_crawl.py), in the same order.
     assert _graph(result) == _graph(fresh)
+    # The quiescence points' results, kept ones included (quiescence.py).
+    assert result.analysis.quiescence_results == fresh.analysis.quiescence_results
 
 
 def _graph(result: RunResult) -> tuple:

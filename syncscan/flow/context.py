@@ -164,8 +164,9 @@ class Analysis:
     def quiescence_results(self) -> list[QuiescenceResult]:
         """Each quiescence point of the packs, walked counting only device barriers."""
         walker = self._walker([f for f, _ in self.quiescence_entries], barriers_only=True)
+        kept = self.kept.for_quiescence(walker.configuration()) if self.kept is not None else None
         analyzer = QuiescenceAnalyzer(
-            self.program, walker, self.packs.vocabulary.names("pending_result_types")
+            self.program, walker, self.packs.vocabulary.names("pending_result_types"), kept
         )
         results = []
         for k, spec in enumerate(self.packs.quiescence, start=1):

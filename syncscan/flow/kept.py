@@ -1,11 +1,12 @@
 """What a run takes from the last run's record and keeps for the next one.
 
-Three stores sit beside the record (reuse.py), each holding results that stay
+Four stores sit beside the record (reuse.py), each holding results that stay
 true while the summary items they read are unchanged: the call graph crawl's
-visits (resolve/stored_crawl.py), the callee walks (stored.py) and the class
-analyses (stored_units.py). The walks and units also depend on the step
-walker's configuration, known only once the crawl is done: they are made
-for it then.
+visits (resolve/stored_crawl.py), the callee walks (stored.py), the class
+analyses (stored_units.py) and the quiescence points' results
+(quiescence.py). The walks and units also depend on the step walker's
+configuration, the points on the quiescence walker's, known only once the
+crawl is done: they are made for it then.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from syncscan.flow.stored import StoredWalks
+    from syncscan.flow.stored_results import StoredResults
     from syncscan.flow.stored_units import StoredUnits
     from syncscan.resolve.stored_crawl import StoredCrawl
 
@@ -25,10 +27,17 @@ class Kept:
     crawl: StoredCrawl
     walks_for: Callable[[str], StoredWalks]  # for a walker's configuration
     units_for: Callable[[str], StoredUnits]
+    points_for: Callable[[str], StoredResults]
     walks: StoredWalks | None = None  # the step walker's, once it walked
     units: StoredUnits | None = None
+    points: StoredResults | None = None  # the quiescence walker's, once it walked
 
     def for_walker(self, configuration: str) -> None:
         """Make the walks and units stores for the step walker."""
         self.walks = self.walks_for(configuration)
         self.units = self.units_for(configuration)
+
+    def for_quiescence(self, configuration: str) -> StoredResults:
+        """Make the quiescence points' store for their walker."""
+        self.points = self.points_for(configuration)
+        return self.points

@@ -9,15 +9,25 @@ one event or stream, or on a CPU barrier, does not make the device idle.
 
 The path state is reused as it is for steps: `launched` holds the launch that
 may still be running (`in_flight`: no barrier has followed it yet).
+
+A point's result is a function of the point, the walker's configuration and
+the summary items its walks read: a run keeps it (stored_results.py), and the
+next run takes it where an edit left them all alone (an edit to the step path
+seldom reaches a pause).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from syncscan.findings import WitnessStep
+from syncscan.flow.codec import CLASSES
 from syncscan.flow.state import PathState, Trace
+from syncscan.flow.stored import stable_text
+from syncscan.flow.stored_results import StoredResults
 from syncscan.flow.walk import RELEASES, Incomplete, Walker, with_fall_through
+from syncscan.index import reads
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import QuiescenceSpec
 from syncscan.resolve.program import Program
@@ -65,12 +75,43 @@ def quiescence_functions(
 
 
 class QuiescenceAnalyzer:
-    def __init__(self, program: Program, walker: Walker, pending_types: frozenset[str]):
+    def __init__(
+        self,
+        program: Program,
+        walker: Walker,
+        pending_types: frozenset[str],
+        kept: StoredResults | None = None,
+    ):
         self.program = program
         self.walker = walker
         self.pending_types = pending_types
+        self.kept = kept  # the points' results an earlier run kept (quiescence.json)
 
     def analyse(self, spec: QuiescenceSpec) -> QuiescenceResult:
+        """The point's result: kept by an earlier run where nothing it read
+        changed (it asks for what analysing it would ask), else analysed, and
+        kept for the next run."""
+        if self.kept is None:
+            return self._analysed(spec)
+        key = stable_text(spec)
+        taken = self.kept.take(key, _plausible)
+        if taken is not None:
+            (functions, sites, cpu_barriers, incomplete, missing), items, _ = taken
+            self.program.adopt_read(items)
+            # Sorted again: a move may have changed the order of their lines.
+            sites = sorted(sites, key=lambda s: (s.path, s.line))
+            return QuiescenceResult(spec, functions, sites, cpu_barriers, incomplete, missing)
+        outer = reads.push()
+        try:
+            result = self._analysed(spec)
+        finally:
+            read = reads.pop(outer)
+        if outer is not None:  # what it read is known only where the run records
+            kept = [result.functions, result.sites, result.cpu_barriers]
+            self.kept.keep(key, [*kept, result.incomplete, result.missing], read, [])
+        return result
+
+    def _analysed(self, spec: QuiescenceSpec) -> QuiescenceResult:
         functions = quiescence_functions(self.program, spec)
         result = QuiescenceResult(spec, sorted({f.qualname for f, _ in functions}))
         if not functions:
@@ -158,3 +199,23 @@ class QuiescenceAnalyzer:
             chosen.wait if chosen and not lacking else None,
             column,
         )
+
+
+POINTS_FORMAT = 1  # of quiescence.json (stored_results.py)
+# Every class a kept point's result holds, by the name its rows carry.
+KEPT_CLASSES = {**CLASSES, "CompletionSite": CompletionSite}
+
+
+def _plausible(value: Any) -> bool:
+    """A decoded result with the shape `QuiescenceAnalyzer.analyse` keeps."""
+    return (
+        isinstance(value, list)
+        and len(value) == 5
+        and isinstance(value[0], list)
+        and all(isinstance(f, str) for f in value[0])
+        and isinstance(value[1], list)
+        and all(isinstance(s, CompletionSite) for s in value[1])
+        and isinstance(value[2], list)
+        and all(isinstance(b, WitnessStep) for b in value[2])
+        and all(v is None or isinstance(v, str) for v in value[3:])
+    )

@@ -179,7 +179,7 @@ class StepAnalyzer:
 
         def analysed(k: int, out: list[Outcome], items: set[str], walks: list[str]) -> None:
             if keeping is not None:
-                keeping.keep(units[k], out, items, walks)
+                keeping.keep_unit(units[k], out, items, walks)
             outcomes[k] = out
 
         todo = [k for k, outcome in enumerate(outcomes) if outcome is None]
@@ -222,7 +222,7 @@ class StepAnalyzer:
         """The unit's outcomes as an earlier run kept them, where nothing they
         read changed: the run asks what analysing it would ask, and the walks
         it relied on are kept for the next run."""
-        taken = self.units.take(unit) if self.units is not None else None
+        taken = self.units.take_unit(unit) if self.units is not None else None
         if taken is None:
             return None
         outcomes, items, walks = taken

@@ -11,11 +11,8 @@ of whose items changed instead of analysing it again — an edit to one engine
 class re-analyses that class, not the others. A unit taken asks for what
 analysing it asked (its modules and class headers, `Program.adopt_read`) and
 holds the callee walks it relied on for the next run (stored.py). A unit
-whose items only moved is taken with its lines where they went, as a walk is.
-
-Rows: the unit's key, the ids of its items in the document's item table, its
-result as a codec table (JSON text, held after the document's JSON:
-index/store_texts.py), and the keys of the walks it relied on.
+whose items only moved is taken with its lines where they went, as a walk is
+(stored_results.py holds them).
 """
 
 from __future__ import annotations
@@ -24,14 +21,13 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from syncscan.flow.codec import CLASSES, from_text, located, to_text
+from syncscan.flow.codec import CLASSES
 from syncscan.flow.state import PathState
 from syncscan.flow.step import Outcome, StepPath, StepRoot
-from syncscan.flow.stored import digest
+from syncscan.flow.stored_results import StoredResults, Taken
 from syncscan.flow.walk import ReturnInfo
-from syncscan.index.item_table import ItemTable, changed_ids, named, opened
-from syncscan.index.store_texts import Texts, TextsWriter
-from syncscan.relocate import NO_MOVES, Moves, StateCarrier
+from syncscan.index.store_texts import Texts
+from syncscan.relocate import NO_MOVES, Moves
 
 FORMAT = 2
 _UNIT_CLASSES = {**CLASSES, "StepPath": StepPath, "ReturnInfo": ReturnInfo}
@@ -44,7 +40,7 @@ def unit_key(roots: list[StepRoot]) -> str:
     )
 
 
-class StoredUnits:
+class StoredUnits(StoredResults):
     """The class analyses the recorded run kept that no change touched, and
     those this run makes, for the next run."""
 
@@ -56,55 +52,14 @@ class StoredUnits:
         texts: Texts,
         moves: Moves = NO_MOVES,
     ) -> None:
-        self.config = digest(config)  # the walker's configuration, as stored.py names it
-        self._texts = texts
-        self._carrier = StateCarrier(moves, located(_UNIT_CLASSES))
-        self._carry: set[str] = set()  # keys of valid units whose lines moved
-        self._items: list[str] = []
-        self._rows: dict[str, list[Any]] = {}  # key -> row, of the recorded run's valid units
-        self._kept: dict[str, list[Any]] = {}  # key -> row of this run, item names in place of ids
-        self.taken = 0
-        if changed is not None:
-            try:
-                self._load(document, changed, moves.items)
-            except (KeyError, TypeError, ValueError, IndexError):
-                self._items, self._rows, self._carry = [], {}, set()  # damaged: start afresh
+        super().__init__(document, changed, config, texts, moves, _UNIT_CLASSES, FORMAT)
 
-    def _load(self, document: Any, changed: frozenset[str], moved: frozenset[str]) -> None:
-        self._items, rows = opened(document, FORMAT, self.config)
-        touched = changed_ids(self._items, changed - moved)
-        moved_ids = changed_ids(self._items, moved)
-        self._rows = {
-            r[0]: r
-            for r in rows
-            if _well_formed(r) and self._texts.holds(r[2]) and touched.isdisjoint(r[1])
-        }
-        self._carry = {k for k, r in self._rows.items() if not moved_ids.isdisjoint(r[1])}
-
-    def take(self, roots: list[StepRoot]) -> tuple[list[Outcome], list[str], list[str]] | None:
+    def take_unit(self, roots: list[StepRoot]) -> Taken | None:
         """The kept result of the unit of `roots` that no change touched: each
         root's outcome, the items it read and the walks it relied on."""
-        key = unit_key(roots)
-        row = self._rows.get(key)
-        if row is None:
-            return None
-        text = self._texts.text(row[2])
-        if key in self._carry:
-            text = self._carrier(text)
-            if text is None:
-                return None  # it names a line the move does not say: analysed again
-        try:
-            outcomes = from_text(text, _UNIT_CLASSES)
-            names = named(self._items, row[1])
-        except ValueError:
-            return None
-        if not _plausible(outcomes, len(roots)):
-            return None
-        self.taken += 1
-        self._kept[key] = [key, names, text, row[3]]
-        return outcomes, names, row[3]
+        return self.take(unit_key(roots), lambda outcomes: _plausible(outcomes, len(roots)))
 
-    def keep(
+    def keep_unit(
         self,
         roots: list[StepRoot],
         outcomes: list[Outcome],
@@ -112,32 +67,7 @@ class StoredUnits:
         walks: list[str],
     ) -> None:
         """A unit this run analysed, with what it read and the walks it relied on."""
-        key = unit_key(roots)
-        self._kept[key] = [key, sorted(items), to_text(outcomes, _UNIT_CLASSES), walks]
-
-    def document(self) -> tuple[dict[str, Any], bytes]:
-        """The units of this run, for the next, and their texts: those it took
-        and those it made."""
-        table, texts = ItemTable(), TextsWriter()
-        rows = [
-            [key, table.ids(names), texts.add(text), walks]
-            for key, names, text, walks in self._kept.values()
-        ]
-        document = {"format": FORMAT, "config": self.config, "items": table.items, "rows": rows}
-        return document, texts.blob()
-
-
-def _well_formed(row: Any) -> bool:
-    """A row with the shape `document` writes (a foreign or damaged one is
-    dropped); its item ids are checked where it is taken."""
-    return (
-        isinstance(row, list)
-        and len(row) == 4
-        and isinstance(row[0], str)
-        and isinstance(row[1], list)
-        and isinstance(row[3], list)
-        and all(isinstance(k, str) for k in row[3])
-    )
+        self.keep(unit_key(roots), outcomes, items, walks)
 
 
 def _plausible(outcomes: Any, roots: int) -> bool:
