@@ -321,39 +321,40 @@ def kept(cache: SummaryCache, recorded: Recorded) -> Kept:
     from syncscan.flow.stored import StoredWalks
     from syncscan.flow.stored_results import StoredResults
     from syncscan.flow.stored_units import StoredUnits
+    from syncscan.index import store_files
+    from syncscan.index.store_files import Whole
+    from syncscan.index.store_texts import Texts
     from syncscan.resolve.stored_crawl import StoredCrawl
 
     changed = recorded.changed
-    crawl, _ = _kept_document(cache, recorded, _CRAWL)
+    wholes: dict[str, Whole] = {}  # what each store's delta is written against
+
+    def document(name: str) -> tuple[Any, Texts]:
+        """A store kept beside the record, where the record names it by its
+        token, and the texts held after it (index/store_texts.py)."""
+        if recorded.token is None or changed is None:
+            return None, Texts()
+        found, blob, whole = store_files.read(cache, name, recorded.token)
+        if whole is not None:
+            wholes[name] = whole
+        return found, Texts(blob)
 
     def walks(config: str) -> StoredWalks:
-        document, texts = _kept_document(cache, recorded, _WALKS)
-        return StoredWalks(document, changed, config, texts, recorded.moves)
+        found, texts = document(_WALKS)
+        return StoredWalks(found, changed, config, texts, recorded.moves)
 
     def units(config: str) -> StoredUnits:
-        document, texts = _kept_document(cache, recorded, _UNITS)
-        return StoredUnits(document, changed, config, texts, recorded.moves)
+        found, texts = document(_UNITS)
+        return StoredUnits(found, changed, config, texts, recorded.moves)
 
     def points(config: str) -> StoredResults:
-        document, texts = _kept_document(cache, recorded, _POINTS)
+        found, texts = document(_POINTS)
         return StoredResults(
-            document, changed, config, texts, recorded.moves, KEPT_CLASSES, POINTS_FORMAT
+            found, changed, config, texts, recorded.moves, KEPT_CLASSES, POINTS_FORMAT
         )
 
-    return Kept(StoredCrawl(crawl, changed), walks, units, points)
-
-
-def _kept_document(cache: SummaryCache, recorded: Recorded, name: str) -> tuple[Any, Texts]:
-    """A document kept beside the record, where the record names it by its
-    token, and the texts held after it (index/store_texts.py)."""
-    from syncscan.index.store_texts import Texts
-
-    if recorded.token is None or recorded.changed is None:
-        return None, Texts()
-    document, blob = cache.read_framed(name)
-    if not isinstance(document, dict) or document.get("token") != recorded.token:
-        return None, Texts()
-    return document, Texts(blob)
+    crawl, _ = document(_CRAWL)
+    return Kept(StoredCrawl(crawl, changed), walks, units, points, wholes)
 
 
 def save(
@@ -369,7 +370,7 @@ def save(
     read (reads.py), by which a changed file that left them alone keeps it;
     `kept`: the crawl's visits, callee walks and class analyses to keep for
     the next run (flow/kept.py)."""
-    from syncscan.index import reads
+    from syncscan.index import reads, store_files
 
     by_module = reads.by_module(read)
     summarised = {}
@@ -396,7 +397,8 @@ def save(
         for name, store in stores:
             if store is not None:
                 document, texts = store.document()
-                cache.write_framed(name, {**document, "token": token}, texts)
+                whole = kept.wholes.get(name)
+                store_files.write(cache, name, document, texts, token, whole, store.TEXT_FIELD)
     cache.write_document(
         _DOCUMENT,
         {

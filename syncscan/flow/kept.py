@@ -12,13 +12,14 @@ crawl is done: they are made for it then.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from syncscan.flow.stored import StoredWalks
     from syncscan.flow.stored_results import StoredResults
     from syncscan.flow.stored_units import StoredUnits
+    from syncscan.index.store_files import Whole
     from syncscan.resolve.stored_crawl import StoredCrawl
 
 
@@ -28,6 +29,9 @@ class Kept:
     walks_for: Callable[[str], StoredWalks]  # for a walker's configuration
     units_for: Callable[[str], StoredUnits]
     points_for: Callable[[str], StoredResults]
+    # Each store's file as read, by name: this run's delta is written against it
+    # (index/store_files.py).
+    wholes: dict[str, Whole] = field(default_factory=dict)
     walks: StoredWalks | None = None  # the step walker's, once it walked
     units: StoredUnits | None = None
     points: StoredResults | None = None  # the quiescence walker's, once it walked

@@ -100,6 +100,8 @@ class StoredWalks:
     """The walks the recorded run kept that no change touched, and those this
     run makes, for the next run."""
 
+    TEXT_FIELD = 8  # the row field naming its state's text (index/store_files.py)
+
     def __init__(
         self,
         document: Any,

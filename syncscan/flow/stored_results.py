@@ -35,6 +35,8 @@ class StoredResults:
     """The results the recorded run kept that no change touched, and those this
     run takes or makes, for the next run."""
 
+    TEXT_FIELD = 2  # the row field naming its result's text (index/store_files.py)
+
     def __init__(
         self,
         document: Any,
@@ -101,8 +103,9 @@ class StoredResults:
 
     def document(self) -> tuple[dict[str, Any], bytes]:
         """The results of this run, for the next, and their texts: those it took
-        and those it made."""
-        table, texts = ItemTable(), TextsWriter()
+        and those it made (the item table only grows, so the ids of those it
+        took hold: index/store_files.py writes what changed)."""
+        table, texts = ItemTable(self._items), TextsWriter()
         rows = [
             [key, table.ids(names), texts.add(text), walks]
             for key, names, text, walks in self._kept.values()

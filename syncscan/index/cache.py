@@ -13,6 +13,7 @@ every file they were computed from is unchanged or summarises identically (see
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -112,6 +113,11 @@ class SummaryCache:
             _write_atomic(self.directory / name, data)
         except OSError:
             pass  # a read-only cache costs speed, never results
+
+    def discard(self, name: str) -> None:
+        """Remove a whole-cache file, where there is one."""
+        with contextlib.suppress(OSError):  # a read-only cache costs speed, never results
+            (self.directory / name).unlink(missing_ok=True)
 
     def read_framed(self, name: str) -> tuple[Any, bytes]:
         """A document written by `write_framed`: its JSON data and the bytes

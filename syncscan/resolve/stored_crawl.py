@@ -28,6 +28,8 @@ class StoredCrawl:
     """The visits the recorded run kept that no change touched, and those this
     run makes, for the next run."""
 
+    TEXT_FIELD = None  # a visit is plain data, with no text beside it
+
     def __init__(self, document: Any, changed: frozenset[str] | None) -> None:
         self._items: list[str] = []
         self._rows: dict[str, Row] = {}  # key -> row, of the recorded run's valid visits
