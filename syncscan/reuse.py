@@ -368,7 +368,7 @@ def save(
 ) -> None:
     """Record the result with its inputs; `read`: the summary items the analysis
     read (reads.py), by which a changed file that left them alone keeps it;
-    `kept`: the crawl's visits, callee walks and class analyses to keep for
+    `kept`: the crawl's visits, callee walks, class analyses and points to keep for
     the next run (flow/kept.py)."""
     from syncscan.index import reads, store_files
 

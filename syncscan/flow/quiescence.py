@@ -55,6 +55,11 @@ class QuiescenceResult:
     missing: str | None = None
 
 
+POINTS_FORMAT = 1  # of quiescence.json (stored_results.py)
+# Every class a kept point's result holds, by the name its rows carry.
+KEPT_CLASSES = {**CLASSES, "CompletionSite": CompletionSite}
+
+
 def quiescence_functions(
     program: Program, spec: QuiescenceSpec
 ) -> list[tuple[FunctionSummary, str | None]]:
@@ -199,11 +204,6 @@ class QuiescenceAnalyzer:
             chosen.wait if chosen and not lacking else None,
             column,
         )
-
-
-POINTS_FORMAT = 1  # of quiescence.json (stored_results.py)
-# Every class a kept point's result holds, by the name its rows carry.
-KEPT_CLASSES = {**CLASSES, "CompletionSite": CompletionSite}
 
 
 def _plausible(value: Any) -> bool:

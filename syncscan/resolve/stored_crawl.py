@@ -28,7 +28,7 @@ class StoredCrawl:
     """The visits the recorded run kept that no change touched, and those this
     run makes, for the next run."""
 
-    TEXT_FIELD = None  # a visit is plain data, with no text beside it
+    TEXT_FIELD: int | None = None  # a visit is plain data, with no text beside it
 
     def __init__(self, document: Any, changed: frozenset[str] | None) -> None:
         self._items: list[str] = []
