@@ -168,6 +168,21 @@ def test_changes_tell_what_only_moved_from_what_changed() -> None:
     assert moved_marker.moved == moved_marker.changed == {other, "markers\0"}
 
 
+def test_a_statement_moved_away_from_its_marker_changes_the_markers() -> None:
+    """A line added between a marker comment and the statement it marks moves
+    the statement, not the comment: the markers read changed, though the
+    comments did not (what read them is walked again, not carried)."""
+    statement = "        self.count = len(batch)\n"
+    marked = SOURCE.replace(statement, "        # gpu-sync-ok: why\n" + statement)
+    apart = marked.replace(statement, "        # a note\n" + statement)
+    found = changes(_summary(marked), _summary(apart), [STEP, "markers\0"])
+    assert found.changed == {STEP, "markers\0"}
+    assert found.moved == {STEP}
+    # Moved together with the statement, they only moved.
+    together = changes(_summary(marked), _summary("# top\n" + marked), [STEP, "markers\0"])
+    assert together.moved == together.changed == {STEP, "markers\0"}
+
+
 def test_changes_carry_nothing_where_the_items_maps_disagree() -> None:
     before = _summary(SOURCE)
     step = SOURCE[SOURCE.index("    @property") : SOURCE.index("    def other")]

@@ -134,6 +134,26 @@ def _walks(method: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, CalleeWalk
     return found
 
 
+def test_a_walk_whose_sync_moved_away_from_its_marker_is_walked_again(tmp_path: Path) -> None:
+    """A line added between a marker comment and the host sync it sanctions
+    moves the sync, not the comment: the kept walk that found the sync marked
+    is walked again, and the sync is reported as a fresh analysis reports it."""
+    project = copy_project(FIXTURES / "hidden_sync_item_deep" / "marked", tmp_path / "project")
+    sampler = project / "engine" / "sampler.py"
+    sync = "        return self.finished_count.item()"
+    marker = "# gpu-sync-ok: one flag read per step, measured"
+    source = sampler.read_text(encoding="utf-8")
+    above = source.replace(f"{sync}  {marker}", f"        {marker}\n{sync}")
+    assert above != source
+    sampler.write_text(above, encoding="utf-8")
+    cache = tmp_path / "cache"
+    assert checked(project, cache).findings == []
+    sampler.write_text(above.replace(sync, "        # a note\n" + sync), encoding="utf-8")
+    again = checked(project, cache)
+    assert [(f.code, f.location.path) for f in again.findings] == [("SYNC005", "engine/sampler.py")]
+    _same_as_fresh(again, project)
+
+
 @pytest.mark.parametrize("project", SHAPES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_walks_whose_lines_moved_are_carried_to_what_walking_again_makes(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -120,11 +120,15 @@ def changes(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> Ch
         if not kind.endswith(MOVABLE) and shifts(moved):
             found.changed.add(entry)
             found.moved.add(entry)
+    # The marker comments changed where they are not beside the lines read as
+    # they were, even where the comments themselves stayed (a line added between
+    # a marker and the statement below it moves the statement, not the marker).
     old_markers, new_markers = markers(before), markers(after)
+    beside = _markers_agree(old_markers, new_markers, found.lines)
     for entry in marker_entries:
-        if old_markers != new_markers:
+        if not beside or old_markers != new_markers:
             found.changed.add(entry)
-            if _markers_agree(old_markers, new_markers, found.lines):
+            if beside:
                 found.moved.add(entry)
     if not agree or not _in_order(found.lines):
         return Changes(found.changed)
