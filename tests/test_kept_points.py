@@ -23,8 +23,8 @@ CORE = Path("engine") / "core.py"
 RUNNER = Path("engine") / "runner.py"
 
 
-def _recorded_reads(project: Path, cache: Path) -> dict:
-    """The items the last run of `project` with `cache` recorded reading (reuse.py)."""
+def _recorded_reads(cache: Path) -> dict:
+    """The items the last run with `cache` recorded reading (reuse.py)."""
     return json.loads((cache / "reads.json").read_text(encoding="utf-8"))["read"]
 
 
@@ -48,7 +48,7 @@ def test_an_edit_the_points_never_read_takes_their_results(tmp_path: Path) -> No
     _same_as_fresh(again, project)
     # What the kept result read is read again: the next edit to it is seen.
     checked(project, tmp_path / "fresh")
-    assert _recorded_reads(project, cache) == _recorded_reads(project, tmp_path / "fresh")
+    assert _recorded_reads(cache) == _recorded_reads(tmp_path / "fresh")
 
     # The pause itself waits now: its kept result no longer holds.
     _insert_statement(project / CORE, "EngineCore.pause", "torch.cuda.synchronize()")

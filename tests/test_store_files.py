@@ -123,14 +123,20 @@ def test_a_delta_applies_only_for_its_token_and_its_whole_store(tmp_path: Path) 
     assert _as_read(document, texts) == _as_read(first, blob)
     # A record naming neither takes nothing.
     assert store_files.read(cache, NAME, "t9")[:2] == (None, b"")
-    # A delta written against another whole store is not this one's.
-    store_files.write(cache, NAME, *_store(ROWS, ["a"], config="other"), "t3", None, 2)
+    # A delta written against another whole store is not this one's (the store
+    # written whole again by a run that stopped before it removed the delta).
+    other, other_blob = _store(ROWS, ["a"], config="other")
+    cache.write_framed(NAME, {**other, "token": "t3"}, other_blob)
+    assert (tmp_path / DELTA).exists()
     assert store_files.read(cache, NAME, "t2")[:2] == (None, b"")
 
 
 @pytest.mark.parametrize(
     "damaged",
-    [b"\x80 not json\n", b'{"whole": "t1", "token": "t2", "items": [], "order": ["nothing"]}\n'],
+    [
+        b"\x80 not json\n",
+        b'{"whole": "t1", "token": "t2", "items": [], "order": ["nothing"], "rows": []}\n',
+    ],
     ids=["garbage", "unknown-key"],
 )
 def test_a_damaged_delta_takes_nothing(tmp_path: Path, damaged: bytes) -> None:
