@@ -30,7 +30,8 @@ from typing import Any
 
 from syncscan.index.moves import LineMap, shifts
 
-# Text that names a line without its file (host_syncs.py, walk.py, stream_effects.py).
+# Text that names a line without its file (none made now: an older store's, or a
+# future text's that forgot its file): never carried.
 _BARE_LINE = re.compile(r"\(line \d+\)|@\d+")
 
 

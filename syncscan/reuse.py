@@ -58,6 +58,7 @@ _WALKS = "walks.json"
 _CRAWL = "crawl.json"
 _UNITS = "units.json"
 _POINTS = "quiescence.json"
+_ROOTS = "roots.json"
 
 
 @dataclass
@@ -320,6 +321,7 @@ def kept(cache: SummaryCache, recorded: Recorded) -> Kept:
     from syncscan.flow.quiescence import KEPT_CLASSES, POINTS_FORMAT
     from syncscan.flow.stored import StoredWalks
     from syncscan.flow.stored_results import StoredResults
+    from syncscan.flow.stored_roots import StoredRoots
     from syncscan.flow.stored_units import StoredUnits
     from syncscan.index import store_files
     from syncscan.index.store_files import Whole
@@ -347,6 +349,10 @@ def kept(cache: SummaryCache, recorded: Recorded) -> Kept:
         found, texts = document(_UNITS)
         return StoredUnits(found, changed, config, texts, recorded.moves)
 
+    def roots(config: str) -> StoredRoots:
+        found, texts = document(_ROOTS)
+        return StoredRoots(found, changed, config, texts, recorded.moves)
+
     def points(config: str) -> StoredResults:
         found, texts = document(_POINTS)
         return StoredResults(
@@ -354,7 +360,7 @@ def kept(cache: SummaryCache, recorded: Recorded) -> Kept:
         )
 
     crawl, _ = document(_CRAWL)
-    return Kept(StoredCrawl(crawl, changed), walks, units, points, wholes)
+    return Kept(StoredCrawl(crawl, changed), walks, units, points, roots, wholes)
 
 
 def save(
@@ -393,6 +399,7 @@ def save(
             (_WALKS, kept.walks),
             (_UNITS, kept.units),
             (_POINTS, kept.points),
+            (_ROOTS, kept.roots),
         )
         for name, store in stores:
             if store is not None:

@@ -9,10 +9,12 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
+import pytest
 from engine_trees import fetch_release
 
 from syncscan.cli import main
 from syncscan.flow import walk
+from syncscan.flow.stored_roots import StoredRoots
 from syncscan.runner import RunResult, run
 
 REPO = Path(__file__).resolve().parent.parent
@@ -193,3 +195,10 @@ def source_text(result: RunResult, path: str, line: int, count: int = 1) -> str:
     """`count` lines of the analysed tree's `path` from `line` (1-based)."""
     lines = (result.project.root / path).read_text().splitlines()
     return "\n".join(lines[line - 1 : line - 1 + count])
+
+
+def without_root_resume(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Roots walked whole after an edit to their body, their kept walks not
+    resumed (syncscan/flow/root_resume.py): a test of the callee walks an edit
+    to a root takes sees them taken."""
+    monkeypatch.setattr(StoredRoots, "shape", lambda self, key: None)

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import BUGGY, add_text, copy_project, damage, framed
+from helpers import BUGGY, add_text, copy_project, damage, framed, without_root_resume
 from test_reuse import checked
 from test_stored import _insert_statement, _same_as_fresh
 
@@ -93,9 +93,13 @@ def test_an_edit_to_one_class_takes_the_other_class_and_the_visits_it_left(
     _same_as_fresh(shared_edited, project)
 
 
-def test_a_class_taken_whole_keeps_its_walks_for_the_next_edit(tmp_path: Path) -> None:
+def test_a_class_taken_whole_keeps_its_walks_for_the_next_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The walks of a class whose analysis was taken stay kept: when an edit
-    reaches that class later, its callees' walks are taken, not walked."""
+    reaches that class later, its callees' walks are taken, not walked (its
+    root walked whole, not resumed)."""
+    without_root_resume(monkeypatch)
     project = _two_classes(tmp_path / "project")
     cache = tmp_path / "cache"
     checked(project, cache)

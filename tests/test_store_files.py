@@ -156,7 +156,7 @@ def test_edits_write_deltas_and_the_runs_after_them_are_fresh_analyses(tmp_path:
     for n in range(3):
         _insert_statement(project / "engine" / "runner.py", "Runner.execute_model", f"_e{n} = 1")
         again = checked(project, cache)
-        assert again.stats["walks_reused"] > 0 and again.stats["points_reused"] == 1
+        assert again.stats["roots_resumed"] == 1 and again.stats["points_reused"] == 1
         _same_as_fresh(again, project)
     # The walks and the point changed little: written beside the first run's stores.
     for name in ("walks.json", "quiescence.json"):

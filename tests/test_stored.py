@@ -13,7 +13,16 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import BUGGY, FIXTURES, SHAPES, add_text, copy_project, damage, write_project
+from helpers import (
+    BUGGY,
+    FIXTURES,
+    SHAPES,
+    add_text,
+    copy_project,
+    damage,
+    without_root_resume,
+    write_project,
+)
 from test_reuse import _functions_read, checked
 
 from syncscan.findings import finding_to_data
@@ -233,6 +242,7 @@ def test_kept_walks_are_taken_and_an_edit_walks_again_only_what_read_it(
 ) -> None:
     """The step root edited: the walks of its callees are taken. A callee
     edited: its walk is walked again, the walks nested in it are taken."""
+    without_root_resume(monkeypatch)
     project = copy_project(BUGGY, tmp_path / "project")
     cache = tmp_path / "cache"
     first = checked(project, cache)
@@ -448,6 +458,7 @@ def test_walks_outlive_a_move_that_kept_the_findings(
     with the record saying where their lines went since. The next statement
     edit carries them there (relocate.py), and finds what a fresh analysis
     finds; so does the one after two such moves."""
+    without_root_resume(monkeypatch)
     project = copy_project(BUGGY, tmp_path / "project")
     cache = tmp_path / "cache"
     checked(project, cache)
@@ -521,7 +532,10 @@ RESHAPED = {
 
 
 @pytest.mark.parametrize("how", ["truncate", "garbage", "[]", "null", *RESHAPED])
-def test_damaged_kept_walks_are_ignored(tmp_path: Path, how: str) -> None:
+def test_damaged_kept_walks_are_ignored(
+    tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    without_root_resume(monkeypatch)
     project = copy_project(BUGGY, tmp_path / "project")
     cache = tmp_path / "cache"
     checked(project, cache)
@@ -536,12 +550,14 @@ def test_damaged_kept_walks_are_ignored(tmp_path: Path, how: str) -> None:
 
 
 def test_vllm_0_28_a_statement_in_the_step_root_takes_the_kept_walks(
-    vllm_0_28: Path, tmp_path: Path
+    vllm_0_28: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On real code: a statement inserted at the top of the V1 `execute_model`
     (every line below it moves, so every walk of that file's methods below it
     is walked again); the callee walks elsewhere are taken, and the result is
-    a fresh analysis's, field by field."""
+    a fresh analysis's, field by field (the root walked whole: test_root_resume.py
+    resumes it)."""
+    without_root_resume(monkeypatch)
     tree = tmp_path / "src"
     shutil.copytree(vllm_0_28, tree, ignore=shutil.ignore_patterns(".syncscan_cache"))
     cache = tmp_path / "cache"

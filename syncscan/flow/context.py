@@ -139,6 +139,7 @@ class Analysis:
             workers,
             lambda root: graph.reach(root.function, root.self_class),
             self.kept.units if self.kept is not None else None,
+            self.kept.roots if self.kept is not None else None,
         )
 
         def walking(k: int, n: int) -> None:

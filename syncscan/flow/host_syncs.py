@@ -71,6 +71,16 @@ class HostSync:
 
 
 @dataclass
+class Journal:
+    """What a root's statements met, in order (root_record.py): the syncs the
+    outermost walk was given, and each region entered (site None) and sync
+    site met inside one."""
+
+    syncs: list[HostSync] = field(default_factory=list)
+    regions: list[tuple[Region, RegionSite | None]] = field(default_factory=list)
+
+
+@dataclass
 class _Level:
     """One walk under way: its syncs (first chain kept) and its open regions."""
 
@@ -101,6 +111,10 @@ class HostSyncs:
         # then), in order: a callee walk keeps what it opened and met.
         self._opened: list[Region] = []
         self._sites: list[RegionSite] = []
+        # While a root's statements are recorded (root_record.py): each sync the
+        # outermost walk was given, and each region entered and site met inside
+        # one, in order, so that another run can meet them again (`rejoin`).
+        self._journal: Journal | None = None
 
     # ------------------------------------------------------------------ recording
     def met(
@@ -136,6 +150,9 @@ class HostSyncs:
 
     def _add(self, sync: HostSync) -> None:
         level = self._levels[-1]
+        journal = self._journal
+        if journal is not None and len(self._levels) == 1:
+            journal.syncs.append(sync)
         if sync.certain:
             level.syncs.setdefault(sync.key(), sync)
         elif not level.uncertain:
@@ -145,6 +162,8 @@ class HostSyncs:
         self._sites.append(site)
         for region in self._open:
             self.regions[region].add(site)
+            if journal is not None:
+                journal.regions.append((region, site))
 
     # ------------------------------------------------------------------ regions
     def is_sanctioned(self, names: list[str]) -> bool:
@@ -152,6 +171,8 @@ class HostSyncs:
 
     def open(self, region: Region, why: str) -> None:
         self.regions.setdefault(region, set())
+        if self._journal is not None:
+            self._journal.regions.append((region, None))
         self._open.append(region)
         self._opened.append(region)
         self._levels[-1].sanctioned.append(why)
@@ -217,12 +238,45 @@ class HostSyncs:
     def reenter(self, regions: WalkRegions, sites: frozenset[RegionSite]) -> None:
         """The regions and sync sites of a callee walk taken instead of walked,
         as walking it here would have met them."""
+        journal = self._journal
         for region, inside in regions:
             self.regions.setdefault(region, set()).update(inside)
             self._opened.append(region)
+            if journal is not None:
+                journal.regions.append((region, None))
+                journal.regions.extend((region, site) for site in sorted(inside))
         self._sites.extend(sorted(sites))
         for region in self._open:
             self.regions[region].update(sites)
+            if journal is not None:
+                journal.regions.extend((region, site) for site in sorted(sites))
+
+    # ------------------------------------------------------------------ journals
+    def journal(self) -> Journal | None:
+        """Begin a journal of what the outermost walk meets (None: disabled);
+        `journaled` ends it."""
+        if not self.enabled:
+            return None
+        self._journal = Journal()
+        return self._journal
+
+    def journaled(self) -> Journal:
+        """The journal begun last, ended."""
+        found, self._journal = self._journal, None
+        return found or Journal()
+
+    def rejoin(self, journal: Journal) -> None:
+        """Meet again, between a root's statements, what a journal holds: the
+        syncs and region sites another run's statements met."""
+        assert not self._open, "a journal is met again between statements only"
+        for sync in journal.syncs:
+            self._add(sync)
+        for region, site in journal.regions:
+            sites = self.regions.setdefault(region, set())
+            if site is not None:
+                sites.add(site)
+            if self._journal is not None:
+                self._journal.regions.append((region, site))
 
     def take_regions(self) -> dict[Region, frozenset[RegionSite]]:
         """The regions entered since the last call, with their syncs (between

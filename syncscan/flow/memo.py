@@ -19,6 +19,7 @@ from syncscan.findings import WitnessStep
 from syncscan.flow.host_syncs import HostSync, RegionSite, WalkRegions
 from syncscan.flow.state import PathState, without_carried
 from syncscan.flow.symbols import Renamer
+from syncscan.resolve.callgraph import context_key
 
 Completion = tuple[WitnessStep, list[PathState]]  # where, and the states reaching it
 Assumptions = tuple[tuple[str, bool], ...]
@@ -89,6 +90,16 @@ class CalleeMemo:
             if found is not None:
                 return found
         return None
+
+    def cut_functions(self) -> set[str]:
+        """The functions the walks held here that met a recursion cut ran, and
+        those they cut (context keys): walk.py `cut_functions`."""
+        found: set[str] = set()
+        for walk in self._walks.values():
+            if walk.cuts:
+                found |= walk.functions
+                found.update(context_key(*cut) for cut in walk.cuts)
+        return found
 
     def put(self, frame: tuple, start: Assumptions, walk: CalleeWalk) -> CalleeWalk:
         reads = self._reads.setdefault(frame, [])

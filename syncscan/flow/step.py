@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from syncscan.flow import parallel
 from syncscan.flow.alternatives import Alternatives
+from syncscan.flow.frames import Frame
 from syncscan.flow.host_syncs import HostSync, Region, RegionSite
-from syncscan.flow.identity import root_anchors
+from syncscan.flow.identity import Anchors, root_anchors
 from syncscan.flow.keys import assigned_key, entry_path
 from syncscan.flow.modes import is_per_step
+from syncscan.flow.root_resume import hold_root, root_key, walk_root
 from syncscan.flow.state import (
     DEVICE_BARRIER,
     ENTRY_DRAINED,
@@ -41,13 +43,14 @@ from syncscan.flow.state import (
 )
 from syncscan.flow.streams import Hazard, StreamFacts, next_step_hazards
 from syncscan.flow.verdicts import DISCARDED, OUTSIDE_GUARD, UNBOUNDED
-from syncscan.flow.walk import Incomplete, ReturnInfo, Walker, with_fall_through
+from syncscan.flow.walk import Exit, Incomplete, ReturnInfo, Walker, with_fall_through
 from syncscan.index import reads
 from syncscan.index.summary import FunctionSummary
 from syncscan.packs import PackSet, StepRootSpec
 from syncscan.resolve.program import Program
 
 if TYPE_CHECKING:
+    from syncscan.flow.stored_roots import StoredRoots
     from syncscan.flow.stored_units import StoredUnits
 
 
@@ -139,11 +142,15 @@ class StepAnalyzer:
         workers: int = 1,
         cost: Callable[[StepRoot], int] | None = None,
         units: StoredUnits | None = None,
+        roots: StoredRoots | None = None,
     ) -> None:
         self.program = program
         # Class analyses an earlier run kept, taken where nothing they read
         # changed, and this run's kept for the next (stored_units.py).
         self.units = units
+        # Roots' walks statement by statement, resumed after an edit to a
+        # root's body (root_resume.py).
+        self.roots = roots
         self.walker = walker
         self.packs = packs
         # Processes to walk the roots in (parallel.py), and each root's expected
@@ -199,8 +206,11 @@ class StepAnalyzer:
                 [units[k] for k in todo], costs, workers, self._worker_outcome, self.program, done
             )
             for k, (out, items, walks, news) in zip(todo, found, strict=True):
-                if news is not None and self.walker.stored is not None:
-                    self.walker.stored.adopt(news)
+                walk_news, root_news = news
+                if walk_news is not None and self.walker.stored is not None:
+                    self.walker.stored.adopt(walk_news)
+                if root_news is not None and self.roots is not None:
+                    self.roots.adopt(root_news)
                 analysed(k, out, items, walks)
         else:
             started = count(finished + 1)
@@ -229,6 +239,13 @@ class StepAnalyzer:
         self.program.adopt_read(items)
         if self.walker.stored is not None:
             self.walker.stored.hold(walks)
+        if self.roots is not None:
+            for root in unit:
+                module = self.program.module_of(root.function.qualname)
+                if module is not None:
+                    key = root_key(root.self_class, root.function, root.continuation)
+                    relpath = self.program.project.relpath(module.path)
+                    hold_root(self.roots, key, root.function, relpath, module)
         return outcomes
 
     def _unit_outcome(
@@ -255,10 +272,12 @@ class StepAnalyzer:
     ) -> tuple[list[Outcome], set[str], list[str], Any]:
         """`_unit_outcome` for the trip from a worker: the roots (and their
         summaries) stay with the parent, which has them; with the walks the
-        worker made and took for the next run (stored.py)."""
+        worker made and took for the next run (stored.py) and the roots' walks
+        it kept (stored_roots.py)."""
         stored = self.walker.stored
         found, items, walks = self._unit_outcome(roots)
-        return found, items, walks, stored.news() if stored is not None else None
+        walk_news = stored.news() if stored is not None else None
+        return found, items, walks, (walk_news, self.roots.news() if self.roots else None)
 
     def analyse_class(
         self, roots: list[StepRoot], walking: Callable[[StepRoot], None] | None = None
@@ -406,7 +425,29 @@ class StepAnalyzer:
             root.function, root.self_class, "self", (), root.function.flag_params, anchors
         )
         assert frame is not None
-        fall, exits = self.walker.run(frame, [self._entry_state(root)])
+        entry = [self._entry_state(root)]
+
+        def after_body(
+            fall: list[PathState], exits: list[Exit]
+        ) -> list[tuple[PathState, tuple[ReturnInfo, ...]]]:
+            return self._continued(root, frame, anchors, fall, exits)
+
+        if self.roots is not None and self.walker.stored is not None:
+            key = root_key(root.self_class, root.function, root.continuation)
+            return walk_root(self.walker, self.roots, self.program, key, frame, entry, after_body)
+        fall, exits = self.walker.run(frame, entry)
+        return after_body(fall, exits)
+
+    def _continued(
+        self,
+        root: StepRoot,
+        frame: Frame,
+        anchors: Anchors,
+        fall: list[PathState],
+        exits: list[Exit],
+    ) -> list[tuple[PathState, tuple[ReturnInfo, ...]]]:
+        """The root's final paths, from those its body left: each that returned
+        None walks on through the continuation methods."""
         continuations = [
             m
             for name in root.continuation

@@ -313,6 +313,25 @@ class StoredWalks:
         found, self._touched = sorted(self._touched), set()
         return found
 
+    def push_touched(self) -> set[str]:
+        """Note the walks made or taken from here apart until `pop_touched`
+        (a root's statement, root_record.py), handing back those noted before."""
+        outer, self._touched = self._touched, set()
+        return outer
+
+    def pop_touched(self, outer: set[str]) -> set[str]:
+        """The walks made or taken since `push_touched` gave `outer`; they count
+        as touched around it too."""
+        inner, self._touched = self._touched, outer
+        outer |= inner
+        return inner
+
+    def rely_on(self, keys: Iterable[str]) -> None:
+        """Walks a root's statements relied on where another run walked them
+        (root_record.py): touched, and kept for the next run."""
+        self._touched.update(keys)
+        self._held.update(keys)
+
     def hold(self, keys: Iterable[str]) -> None:
         """Keep these walks for the next run: a class analysis taken whole
         (stored_units.py) relied on them, and will again once it is made anew."""

@@ -452,8 +452,9 @@ class StreamEffects:
 
 
 def _recorded_event(frame: Frame, call: ir.Call) -> str:
-    """The event `s.record_event()` returns, named by the function and line of the call."""
-    return f"{frame.function.qualname}:record_event@{call.line}"
+    """The event `s.record_event()` returns, named by the function and line of the
+    call (with its file: a kept walk carries its lines, relocate.py)."""
+    return f"{frame.function.qualname}:record_event@{frame.relpath}:{call.line}"
 
 
 def _chain(expr: ir.Expr) -> Iterator[ir.Expr]:

@@ -146,6 +146,9 @@ class Walker:
         self._truncating = False
         # The functions this root walked in a way no run keeps (stored.py).
         self._unkept: set[str] = set()
+        # Where a root's statements are recorded (root_record.py): the functions
+        # (context keys) the callee walks used since ran, themselves or nested.
+        self.called: set[str] | None = None
 
     def restart(self) -> None:
         """Forget the callee walks and the work done: a new root begins."""
@@ -155,6 +158,19 @@ class Walker:
         self._reach, self._truncating = 0, False
         if self.stored is not None:
             self.stored.restart()
+
+    def within_depth(self) -> bool:
+        """Whether this root's walks so far met the depth limit nowhere, nor came
+        near it through a walk made elsewhere (a memoised or kept walk used at
+        another depth): they are then what they are in any order, but for
+        recursion cuts (`cut_functions`)."""
+        return not self._truncating and self._reach < MAX_DEPTH
+
+    def cut_functions(self) -> set[str]:
+        """The functions (context keys) whose walks in this root hold only in the
+        order they were made: walks that met a recursion cut, what they ran and
+        the functions they cut (a later call of one reuses the cut walk)."""
+        return self._memo.cut_functions()
 
     def configuration(self) -> str:
         """What a callee walk depends on besides its frame, start and items:
@@ -205,6 +221,13 @@ class Walker:
         """Walk a whole function: (states falling off its end, its returns).
         Its fresh tensors are freed where it returns (stream_effects.on_exit)."""
         fall, exits = self.block(frame.function.body, frame, states, depth, None)
+        return self.finish(frame, fall, exits)
+
+    def finish(
+        self, frame: Frame, fall: list[PathState], exits: list[Exit]
+    ) -> tuple[list[PathState], list[Exit]]:
+        """What leaving the function does to the paths that walked its body:
+        its fresh tensors are freed (`run`'s end)."""
         if not self.streams.fresh_in(frame):
             return fall, exits
         fn = frame.function
@@ -233,14 +256,25 @@ class Walker:
         for stmt in stmts:
             if not states:
                 break
-            # A statement costs more where the paths carry many live stream
-            # accesses (every join and call composes them): the budget counts it.
-            self.work += 1 + _stream_weight(states)
-            if self.work > self.budget:
-                raise Incomplete(f"more than {self.budget} statement visits")
-            states, more = self.statement(stmt, frame, states, depth, on_yield)
+            states, more = self.counted(stmt, frame, states, depth, on_yield)
             exits.extend(more)
         return states, exits
+
+    def counted(
+        self,
+        stmt: ir.Stmt,
+        frame: Frame,
+        states: list[PathState],
+        depth: int,
+        on_yield: YieldHook | None = None,
+    ) -> tuple[list[PathState], list[Exit]]:
+        """`statement`, its work counted against the budget."""
+        # A statement costs more where the paths carry many live stream
+        # accesses (every join and call composes them): the budget counts it.
+        self.work += 1 + _stream_weight(states)
+        if self.work > self.budget:
+            raise Incomplete(f"more than {self.budget} statement visits")
+        return self.statement(stmt, frame, states, depth, on_yield)
 
     def statement(
         self,
@@ -676,15 +710,16 @@ class Walker:
             if receiver_kind is not None:
                 # An object the root cannot name (built inside a callee: an
                 # output's own event) is known by its class and text, so two
-                # classes' `self.copy_event` are two events.
-                event = self.streams.object_name(
-                    site.receiver, frame, f"<{receiver_kind}@{call.line}>"
-                )
+                # classes' `self.copy_event` are two events; where the receiver
+                # has no text, by where it is used (with its file: a kept walk
+                # carries its lines, relocate.py).
+                unnamed = f"<{receiver_kind}@{frame.relpath}:{call.line}>"
+                event = self.streams.object_name(site.receiver, frame, unnamed)
                 if method in vocab.names("host_wait_methods"):
                     if self.barriers_only:
                         return states  # one event or stream is not the whole device
                     # The receiver as written: the witness names source text.
-                    text = ir.dotted(site.receiver) or f"<{receiver_kind}@{call.line}>"
+                    text = ir.dotted(site.receiver) or unnamed
                     t = trace(f"host waits on {receiver_kind} {text}.{method}()")
                     self.host_sync(frame, t, states)
                     if receiver_kind == "event":
@@ -1112,6 +1147,8 @@ class Walker:
             self._memo.put(real_frame, start.assumptions, memo)
         if self._nested:
             self._nested[-1].append(memo)
+        if self.called is not None:
+            self.called.update(memo.functions)  # it and every function it ran
         if walked is not True:
             self._reused(memo, depth, walked is None)
         self._depend(memo.cuts)

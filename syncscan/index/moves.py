@@ -12,6 +12,7 @@ line of the file, so the map carries the result to the new file
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +47,7 @@ def line_map(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> L
             if old_header != new_header:
                 return None
             held = lines_in(old_header, set()) | {line for line, _ in markers(before)}
-            if not _add(moved, [(line, line) for line in held]):
+            if not add_pairs(moved, [(line, line) for line in held]):
                 return None
         elif kind == "name":
             if not _agree_moved(binding_key(before, qualname), binding_key(after, qualname), moved):
@@ -72,9 +73,9 @@ def line_map(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> L
                 return None
         else:
             return None  # a kind this version does not know: a foreign record
-    if markers_read and not _markers_agree(markers(before), markers(after), moved):
+    if markers_read and not markers_agree(markers(before), markers(after), moved):
         return None
-    return moved if _in_order(moved) else None
+    return moved if in_order(moved) else None
 
 
 def shifts(lines: LineMap) -> bool:
@@ -116,7 +117,7 @@ def changes(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> Ch
         if moved is None:
             found.changed.add(entry)
             continue
-        agree = _add(found.lines, list(moved.items())) and agree
+        agree = add_pairs(found.lines, list(moved.items())) and agree
         if not kind.endswith(MOVABLE) and shifts(moved):
             found.changed.add(entry)
             found.moved.add(entry)
@@ -124,13 +125,13 @@ def changes(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> Ch
     # they were, even where the comments themselves stayed (a line added between
     # a marker and the statement below it moves the statement, not the marker).
     old_markers, new_markers = markers(before), markers(after)
-    beside = _markers_agree(old_markers, new_markers, found.lines)
+    beside = markers_agree(old_markers, new_markers, found.lines)
     for entry in marker_entries:
         if not beside or old_markers != new_markers:
             found.changed.add(entry)
             if beside:
                 found.moved.add(entry)
-    if not agree or not _in_order(found.lines):
+    if not agree or not in_order(found.lines):
         return Changes(found.changed)
     return found
 
@@ -182,22 +183,22 @@ def _agree_moved(old: Any, new: Any, moved: LineMap, *also: tuple[int, int]) -> 
     """`old` and `new` equal but for their line numbers; each of their lines
     (and the pairs `also`) joins `moved`."""
     pairs = paired(old, new)
-    return pairs is not None and _add(moved, [*pairs, *also])
+    return pairs is not None and add_pairs(moved, [*pairs, *also])
 
 
-def _add(moved: LineMap, pairs: list[tuple[int, int]]) -> bool:
+def add_pairs(moved: LineMap, pairs: Iterable[tuple[int, int]]) -> bool:
     """Each old line -> new line of `pairs`; False where one already went elsewhere."""
     return all(moved.setdefault(old, new) == new for old, new in pairs)
 
 
-def _in_order(moved: LineMap) -> bool:
+def in_order(moved: LineMap) -> bool:
     """The lines keep their order: an edit that made one line of two, or
     swapped them, is not a move."""
     new_lines = [moved[old] for old in sorted(moved)]
     return all(a < b for a, b in zip(new_lines, new_lines[1:], strict=False))
 
 
-def _markers_agree(
+def markers_agree(
     old: tuple[tuple[int, str], ...], new: tuple[tuple[int, str], ...], moved: LineMap
 ) -> bool:
     """A walk consults the marker comments on a line it walks and on the line

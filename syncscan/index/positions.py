@@ -78,3 +78,45 @@ def lines_in(value: Any, found: set[int]) -> set[int]:
         for v in value.values():
             lines_in(v, found)
     return found
+
+
+def layout(value: Any) -> tuple[str, list[int]]:
+    """`value` (as `paired` takes it) as text but for its line numbers, and those
+    line numbers in order: two values of the same text are equal but for their
+    lines, which pair in order as `paired` pairs them. A digest of the text
+    stands for what a value says, where the value itself is not kept."""
+    parts: list[str] = []
+    lines: list[int] = []
+    _lay(value, parts, lines)
+    return "".join(parts), lines
+
+
+def _lay(value: Any, parts: list[str], lines: list[int]) -> None:
+    if is_dataclass(value) and not isinstance(value, type):
+        kind, names = _shape(type(value))
+        parts.append(f"{kind}(")
+        for name in names:
+            field = getattr(value, name)
+            if name in LINE_FIELDS:
+                lines.append(field)
+                parts.append("#,")
+            else:
+                _lay(field, parts, lines)
+                parts.append(",")
+        parts.append(")")
+    elif isinstance(value, tuple | list):
+        parts.append("[")
+        for item in value:
+            _lay(item, parts, lines)
+            parts.append(",")
+        parts.append("]")
+    elif isinstance(value, dict):
+        parts.append("{")
+        for key, item in value.items():
+            _lay(key, parts, lines)
+            parts.append(":")
+            _lay(item, parts, lines)
+            parts.append(",")
+        parts.append("}")
+    else:
+        parts.append(f"{type(value).__name__}:{value!r}")

@@ -231,6 +231,12 @@ def markers(summary: ModuleSummary) -> tuple[tuple[int, str], ...]:
     return _unnoted(summary, "marker_comments")
 
 
+def markers_unnoted(summary: ModuleSummary) -> tuple[tuple[int, str], ...]:
+    """The module's marker comments where the analysis does not read them, but
+    checks that a kept walk still stands beside them (flow/root_record.py)."""
+    return _unnoted(summary, "marker_comments")
+
+
 def imports_unnoted(summary: ModuleSummary) -> tuple[ImportBinding, ...]:
     """The module's imports for what is not the analysis (guessing the next
     files to summarise): no read is noted."""

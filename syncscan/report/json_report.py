@@ -46,7 +46,7 @@ def finding_data(finding: Finding) -> dict[str, Any]:
 # Figures that depend on the cache, the machine or the clock, not on the code.
 VOLATILE_STATS = (
     "seconds", "parsed", "prefetched", "cache_hits", "read", "findings_reused", "walk_processes",
-    "walks_reused", "units_reused", "points_reused", "visits_reused",
+    "walks_reused", "units_reused", "points_reused", "visits_reused", "roots_resumed",
 )  # fmt: skip
 
 

@@ -1,0 +1,215 @@
+"""A step root's walk kept statement by statement, and resumed after an edit to
+the root's body (syncscan/flow/root_record.py, root_resume.py,
+stored_roots.py): the walk up to the end of the edit is made again, the rest is
+the kept walk's where the paths there agree, and the result is a fresh
+analysis's, field by field. Each guard has an edit a resumed walk would get
+wrong without it: there the root is walked whole."""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import BUGGY, FIXTURES, SHAPES, add_text, copy_project, damage
+from test_kept_units import _two_classes
+from test_reuse import checked
+from test_stored import PROBE, _same_as_fresh
+
+from syncscan.runner import RunResult
+
+
+def _roots(result: RunResult) -> list[tuple[Path, str]]:
+    """Each step root's file and its function's name within it ("Class.method")."""
+    assert result.analysis is not None
+    found = []
+    for analysis in result.analysis.step_results:
+        qualname = analysis.root.function.qualname
+        module = max((m for m in result.project.modules if qualname.startswith(m + ".")), key=len)
+        found.append((result.project.modules[module], qualname[len(module) + 1 :]))
+    return sorted(set(found))
+
+
+def _body(path: Path, function: str) -> list[ast.stmt]:
+    node: ast.AST = ast.parse(path.read_text(encoding="utf-8"))
+    for name in function.split("."):
+        node = next(
+            n
+            for n in node.body  # type: ignore[attr-defined]
+            if isinstance(n, ast.ClassDef | ast.FunctionDef) and n.name == name
+        )
+    return node.body  # type: ignore[attr-defined]
+
+
+def _insert_before(path: Path, function: str, index: int, text: str) -> None:
+    """`text` (lines, indented as the statement) before the `index`-th statement
+    of `function`'s body (negative: from its end)."""
+    stmt = _body(path, function)[index]
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    indent = " " * stmt.col_offset
+    block = "".join(indent + line + "\n" for line in text.splitlines())
+    lines.insert(stmt.lineno - 1, block)
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+@pytest.mark.parametrize("project", SHAPES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_an_edit_to_a_step_root_resumes_its_kept_walk(project: Path, tmp_path: Path) -> None:
+    copy = copy_project(project, tmp_path / "project")
+    cache = tmp_path / "cache"
+    first = checked(copy, cache)
+    for path, function in _roots(first):
+        _insert_before(path, function, 0, PROBE)
+        again = checked(copy, cache)
+        assert again.stats["findings_reused"] == 0
+        assert again.stats["roots_resumed"] >= 1, function
+        _same_as_fresh(again, copy)
+        if len(_body(path, function)) > 2:
+            _insert_before(path, function, -1, "_syncscan_probe_end = 0")
+            _same_as_fresh(checked(copy, cache), copy)
+
+
+# Edits a resumed walk would get wrong, each without one guard: (fixture, the root,
+# where, the statement inserted).
+GUARDED = {
+    # The paths after the edit differ (a device barrier): the walk goes on.
+    "paths": (BUGGY, "Runner.execute_model", 0, "torch.cuda.synchronize()"),
+    # The edit returns: the returns so far differ.
+    "returns": (BUGGY, "Runner.execute_model", 1, "if batch.token_ids is None:\n    return None"),
+    # A name the edit binds is one the rest of the body reads: its values differ.
+    "names": (BUGGY, "Runner.execute_model", 0, "ids_view = batch.token_ids"),
+    # The edit hands the step's temporary on (before it is made: the paths there
+    # agree): it is no longer freed at return.
+    "fresh": (
+        FIXTURES / "stream_freed_in_use" / "buggy",
+        "Runner.execute_model",
+        0,
+        "print(hidden)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GUARDED))
+def test_an_edit_that_changes_what_the_rest_reads_walks_the_root_whole(
+    case: str, tmp_path: Path
+) -> None:
+    fixture, function, index, text = GUARDED[case]
+    copy = copy_project(fixture, tmp_path / "project")
+    cache = tmp_path / "cache"
+    checked(copy, cache)
+    _insert_before(copy / "engine" / "runner.py", function, index, text)
+    again = checked(copy, cache)
+    assert again.stats["roots_resumed"] == 0
+    _same_as_fresh(again, copy)
+
+
+MARKED_ROOT = """from engine.sampler import Sampler
+from engine.sync_debug import sync_allowed
+
+
+class Runner:
+    def __init__(self, config):
+        self.async_scheduling = config.async_scheduling
+        self.sampler = Sampler(config.max_num_reqs)
+
+    def execute_model(self, batch):
+        self._prepare(batch)
+        # gpu-sync-ok: one count per step, measured
+        count = self.sampler.finished_count.item()
+        return None
+
+    def _prepare(self, batch):
+        return self.sampler.finished()
+"""
+
+
+def test_a_sync_moved_away_from_its_marker_in_the_root_is_reported(tmp_path: Path) -> None:
+    """A line added between a marker comment and the sync below it, in the root's
+    own body: the sync is no longer marked (the kept walk had it marked)."""
+    copy = copy_project(FIXTURES / "hidden_sync_item_deep" / "marked", tmp_path / "project")
+    runner = copy / "engine" / "runner.py"
+    runner.write_text(MARKED_ROOT, encoding="utf-8")
+    cache = tmp_path / "cache"
+    first = checked(copy, cache)
+    assert not [f for f in first.findings if f.location.line == 13]  # marked
+    source = runner.read_text(encoding="utf-8")
+    marker = "        # gpu-sync-ok: one count per step, measured\n"
+    runner.write_text(source.replace(marker, marker + f"        {PROBE}\n"), encoding="utf-8")
+    again = checked(copy, cache)
+    assert again.stats["roots_resumed"] == 0
+    assert [f.code for f in again.findings if f.location.line == 14] == ["SYNC005"]
+    _same_as_fresh(again, copy)
+
+
+def test_a_root_of_a_class_taken_whole_is_resumed_after_its_lines_moved(tmp_path: Path) -> None:
+    """The kept walk of a root whose class analysis is taken whole is kept, its
+    lines carried where a move sent them, and resumes an edit to it later."""
+    project = _two_classes(tmp_path / "project")
+    cache = tmp_path / "cache"
+    checked(project, cache)
+    runner, second = project / "engine" / "runner.py", project / "engine" / "second.py"
+    _insert_before(runner, "Runner.execute_model", 0, PROBE)
+    second.write_text("# a comment line: every line below moves\n" + second.read_text())
+    moved = checked(project, cache)
+    assert moved.stats["units_reused"] == 1
+    _same_as_fresh(moved, project)
+    _insert_before(second, "SecondRunner.execute_model", 0, PROBE)
+    again = checked(project, cache)
+    assert again.stats["roots_resumed"] >= 1
+    _same_as_fresh(again, project)
+
+
+def _lines_not_numbers(data: dict) -> None:
+    """The first row's shape, its statements' lines made text (its header and
+    statements still agree with the function's)."""
+    row = data["rows"][0]
+    start, size = row[2]
+    shape, rest = data["_texts"][start : start + size].split("\n", 1)
+    fields = json.loads(shape)
+    fields[3] = [[str(line) for line in lines] for lines in fields[3]]
+    row[2] = add_text(data, json.dumps(fields) + "\n" + rest)
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "truncate",
+        "garbage",
+        lambda data: data["rows"][0].__setitem__(1, [10**6]),  # an item outside the table
+        lambda data: data["rows"][0].__setitem__(2, add_text(data, "not a shape\n[]")),
+        _lines_not_numbers,
+    ],
+    ids=["truncate", "garbage", "item-ids", "not-a-shape", "lines-not-numbers"],
+)
+def test_damaged_kept_roots_are_walked_whole(tmp_path: Path, how) -> None:  # type: ignore[no-untyped-def]
+    copy = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    checked(copy, cache)
+    if callable(how):
+        damage(cache / "roots.json", "reshape", how)
+    else:
+        damage(cache / "roots.json", how, lambda data: None)
+    _insert_before(copy / "engine" / "runner.py", "Runner.execute_model", 0, PROBE)
+    again = checked(copy, cache)
+    assert again.stats["roots_resumed"] == 0
+    _same_as_fresh(again, copy)
+
+
+def test_vllm_0_28_edits_to_the_step_root_resume_its_walk(vllm_0_28: Path, tmp_path: Path) -> None:
+    """On real code: statements inserted into the V1 `execute_model` (at its top,
+    then in its middle) resume its kept walk, and the result is a fresh
+    analysis's, field by field (the walk of the whole root: 0.28's
+    `execute_model` holds the seed bug's mode)."""
+    tree = tmp_path / "src"
+    shutil.copytree(vllm_0_28, tree, ignore=shutil.ignore_patterns(".syncscan_cache"))
+    cache = tmp_path / "cache"
+    checked(tree, cache)
+    step_file = tree / "vllm" / "v1" / "worker" / "gpu_model_runner.py"
+    statements = len(_body(step_file, "GPUModelRunner.execute_model"))
+    for index in (0, statements // 2):
+        _insert_before(step_file, "GPUModelRunner.execute_model", index, f"_probe_{index} = 0")
+        edited = checked(tree, cache)
+        assert edited.stats["findings_reused"] == 0
+        assert edited.stats["roots_resumed"] >= 1, index
+        _same_as_fresh(edited, tree)
