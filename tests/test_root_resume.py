@@ -104,24 +104,9 @@ def test_an_edit_that_changes_what_the_rest_reads_walks_the_root_whole(
     _same_as_fresh(again, copy)
 
 
-MARKED_ROOT = """from engine.sampler import Sampler
-from engine.sync_debug import sync_allowed
-
-
-class Runner:
-    def __init__(self, config):
-        self.async_scheduling = config.async_scheduling
-        self.sampler = Sampler(config.max_num_reqs)
-
-    def execute_model(self, batch):
-        self._prepare(batch)
-        # gpu-sync-ok: one count per step, measured
-        count = self.sampler.finished_count.item()
-        return None
-
-    def _prepare(self, batch):
-        return self.sampler.finished()
-"""
+# The root's own body holds a marked sync (the fixture's is in a callee).
+MARKER = "        # gpu-sync-ok: one count per step, measured\n"
+MARKED_BODY = MARKER + "        count = self.sampler.finished_count.item()\n"
 
 
 def test_a_sync_moved_away_from_its_marker_in_the_root_is_reported(tmp_path: Path) -> None:
@@ -129,16 +114,16 @@ def test_a_sync_moved_away_from_its_marker_in_the_root_is_reported(tmp_path: Pat
     own body: the sync is no longer marked (the kept walk had it marked)."""
     copy = copy_project(FIXTURES / "hidden_sync_item_deep" / "marked", tmp_path / "project")
     runner = copy / "engine" / "runner.py"
-    runner.write_text(MARKED_ROOT, encoding="utf-8")
+    step = "        self._prepare(batch)\n"
+    runner.write_text(runner.read_text().replace(step, step + MARKED_BODY), encoding="utf-8")
+    sync = runner.read_text().splitlines().index(MARKED_BODY.splitlines()[1]) + 1
     cache = tmp_path / "cache"
     first = checked(copy, cache)
-    assert not [f for f in first.findings if f.location.line == 13]  # marked
-    source = runner.read_text(encoding="utf-8")
-    marker = "        # gpu-sync-ok: one count per step, measured\n"
-    runner.write_text(source.replace(marker, marker + f"        {PROBE}\n"), encoding="utf-8")
+    assert not [f for f in first.findings if f.location.line == sync]  # marked
+    runner.write_text(runner.read_text().replace(MARKER, MARKER + f"        {PROBE}\n"))
     again = checked(copy, cache)
     assert again.stats["roots_resumed"] == 0
-    assert [f.code for f in again.findings if f.location.line == 14] == ["SYNC005"]
+    assert [f.code for f in again.findings if f.location.line == sync + 1] == ["SYNC005"]
     _same_as_fresh(again, copy)
 
 

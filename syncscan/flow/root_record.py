@@ -1,39 +1,38 @@
-"""A step root's walk, statement by statement, kept for the next run; and an
-edited root resumed from it (step.py `_run_phases`).
+"""A step root's walk, kept statement by statement for the next run; and an
+edited root resumed from it (root_resume.py).
 
 An edit to a step root's body (a statement added to `execute_model`) changes
-the root's function, so its walk is made again, while most of its statements
-are what they were. The walk of a root's body is a fold over its top-level
-statements: the paths before a statement, walked through it, are the paths
-before the next one. A run that walks a root keeps, for each top-level
+the root's function, so every store counts its walk as changed, while most of
+its statements are what they were. The walk of a root's body is a fold over its
+top-level statements: the paths before a statement, walked through it, are the
+paths before the next one. A run that walks a root records, for each top-level
 statement, the paths before it and what walking it did besides (its returns,
-the host syncs and sanctioned regions it met, the summary items it read, the
-callee walks it relied on, the work it counted), and what the root's phases
-did after its body. The next run aligns the root's new body with the kept one:
-the statements before and after the edited ones agree but for their lines
-(positions.py `layout`). It walks the statements up to the end of the edit;
-where the paths there (and the returns so far) are the ones the kept walk had
-before its first statement after the edit, with each line where it went, the
-rest of the walk is the kept walk's: its side effects are met again in order
-and its final paths taken, as a kept callee walk is (stored.py).
+the host syncs and region sites it met in order, the summary items it read, the
+callee walks it relied on, its work, the functions it ran), and what the
+phases after the body did; it keeps them in a few runs of statements
+(`BOUNDARIES`), with the root's final paths and its shape. The next run aligns
+the new body with the kept one (`align`: the statements before and after the
+edit agree but for their lines, positions.py `layout`), walks the statements up
+to the first kept run after the edit and, where the paths and returns there are
+the kept walk's, takes the rest (`met_again`), its lines where they went.
 
-What the walk of a statement reads besides the paths before it is the
-summary items it read (kept with it, checked as any kept result's are:
-stored_results.py) and the root's own function, which is read as a whole by
-some analyses (local names' values, fresh tensors, the `if` chains whose
-fall-through raises). A root is resumed only where that whole-function reading
-cannot differ for the statements taken: the header and the statements around
-the edit agree but for their lines, no name the edited statements bind is
-named anywhere else in the function (so no other statement's locals, aliases
-or raising fall-throughs change), the fresh tensors are the same, and each
-marker comment stands beside the same line. A root the walk of some statement
-called as a callee is not kept (its walk would read the edited body).
+What a statement's walk reads besides the paths before it is the summary
+items it read (checked as any kept result's are: stored_results.py), the walks
+memoised before it, and the root's own function, which some analyses read as a
+whole (local names' values, fresh tensors, the `if` chains whose fall-through
+raises, marker comments beside a line). `align` refuses an edit that may change
+that whole-function reading for the statements taken: a name the edited
+statements bind is named elsewhere in the function, the fresh tensors differ,
+a marker no longer stands beside its line. root_resume.py refuses a resume
+whose memoised walks may differ in the other order (the depth limit met, or a
+function whose walks met a recursion cut running in the edited statements),
+and keeps no walk of a root that runs the root itself as a callee.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -72,9 +71,9 @@ class Segment:
 
 @dataclass(frozen=True)
 class Shape:
-    """A root's function as its kept walk saw it, but for its content: what
-    aligning a new body with it needs (kept as plain data, never carried: its
-    lines are the kept walk's)."""
+    """A root's function as its kept walk saw it: what aligning a new body with
+    it needs (kept as plain data and never carried: its lines are those the
+    kept walk saw)."""
 
     header: str  # digest of the header's layout (all but the body)
     header_lines: tuple[int, ...]
@@ -263,15 +262,17 @@ def align(shape: Shape, now: Shape, function: FunctionSummary) -> Alignment | No
 # ---------------------------------------------------------------------- recording
 @dataclass
 class Recorder:
-    """Records a root's walk statement by statement (`walk`, `after_body`)."""
+    """Records a root's walk statement by statement (`walk`, `after_body`). A
+    segment's items and functions stay names (`read`, `ran_by`, beside
+    `segments`) until the walk is kept: most walks of a large root are not."""
 
     walker: Walker
     at: list[int] = field(default_factory=list)
     states_at: list[tuple[PathState, ...]] = field(default_factory=list)
     segments: list[Segment] = field(default_factory=list)
+    read: list[Collection[str]] = field(default_factory=list)
+    ran_by: list[Collection[str]] = field(default_factory=list)
     tail: Segment | None = None
-    _items: dict[str, int] = field(default_factory=dict)
-    _functions: dict[str, int] = field(default_factory=dict)
     _cut: set[str] = field(default_factory=set)  # a kept walk's, resumed
 
     def walk(
@@ -293,7 +294,7 @@ class Recorder:
 
     @contextmanager
     def after_body(self) -> Iterator[None]:
-        """What the phases after the body do (the tail)."""
+        """What the phases after the body do (the tail: the last segment noted)."""
         with self._segment() as made:
             yield
         assert not made
@@ -324,19 +325,18 @@ class Recorder:
                 tuple(exits),
                 tuple(journal.syncs),
                 tuple(journal.regions),
-                self.ids(items),
+                (),
                 tuple(sorted(walks)),
                 walker.work - work,
-                _ids(self._functions, called),
+                (),
             )
         )
-
-    def ids(self, items: Iterable[str]) -> tuple[int, ...]:
-        return _ids(self._items, items)
+        self.read.append(items)
+        self.ran_by.append(called)
 
     def ran(self) -> set[str]:
         """The functions the walk's callee walks ran, in any segment."""
-        return set(self._functions)
+        return set().union(*self.ran_by)
 
     def cut(self) -> set[str]:
         """The functions whose walks hold only in their order (walk.py
@@ -345,54 +345,59 @@ class Recorder:
 
     def ran_in(self, start: int, stop: int) -> set[str]:
         """The functions the callee walks of statements `start` to `stop` ran."""
-        names = list(self._functions)
-        return {names[i] for s in self.segments[start:stop] for i in s.called}
+        return set().union(*self.ran_by[start:stop])
 
     def resumed(self, kept: KeptRoot, names: list[str], run: int, shift: int) -> None:
         """The kept walk's runs from its `run`-th on, their statements `shift`
-        further on in this body (`names`: its items, as its segments number them)."""
-        for position, states, s in zip(
+        further on in this body (`names`: its items, as its segments number them),
+        and what the phases after its body did."""
+        for position, states, segment in zip(
             kept.at[run:], kept.states_at[run:], kept.segments[run:], strict=True
         ):
             self.at.append(position + shift)
             self.states_at.append(states)
-            self.segments.append(self._adopted(s, names, kept.functions))
-        self.tail = self._adopted(kept.tail, names, kept.functions)
+            self.segments.append(segment)
+            self.read.append([names[i] for i in segment.items])
+            self.ran_by.append([kept.functions[i] for i in segment.called])
+        self.tail = kept.tail
+        self.read.append([names[i] for i in kept.tail.items])
+        self.ran_by.append([kept.functions[i] for i in kept.tail.called])
         self._cut |= set(kept.cut)
-
-    def _adopted(self, segment: Segment, names: list[str], functions: tuple[str, ...]) -> Segment:
-        return replace(
-            segment,
-            items=self.ids(names[i] for i in segment.items),
-            called=_ids(self._functions, (functions[i] for i in segment.called)),
-        )
 
     def kept(self, finals: list[Final], own: set[str]) -> tuple[KeptRoot, list[str]]:
         """The walk as kept, its statements in runs of about equal work, and the
         items it read but the root function's `own` (which the record holds), in
         the order its segments number them."""
-        assert self.tail is not None
-        names = sorted(self._items.keys() - own)
-        order = [*names, *sorted(self._items.keys() & own)]
-        position = {self._items[name]: k for k, name in enumerate(order)}
-        segments = [_renumbered(s, position) for s in self.segments]
-        starts = _run_starts([s.work for s in segments], BOUNDARIES)
-        runs = [*starts, len(segments)]
+        assert self.tail is not None and len(self.read) == len(self.segments) + 1
+        read = set().union(*self.read)
+        names = sorted(read - own)
+        order = {name: k for k, name in enumerate([*names, *sorted(read & own)])}
+        functions = sorted(self.ran())
+        index = {name: k for k, name in enumerate(functions)}
+        segments = [
+            replace(
+                segment,
+                items=tuple(sorted(order[name] for name in items)),
+                called=tuple(sorted(index[name] for name in ran)),
+            )
+            for segment, items, ran in zip(
+                [*self.segments, self.tail], self.read, self.ran_by, strict=True
+            )
+        ]
+        body, tail = segments[:-1], segments[-1]
+        starts = _run_starts([s.work for s in body], BOUNDARIES)
+        runs = [*starts, len(body)]
         kept = KeptRoot(
             tuple(self.at[k] for k in starts),
             tuple(self.states_at[k] for k in starts),
-            tuple(_joined(segments[k:end]) for k, end in zip(runs, runs[1:], strict=False)),
-            _renumbered(self.tail, position),
-            tuple(order[len(names) :]),
-            tuple(self._functions),
+            tuple(_joined(body[k:end]) for k, end in zip(runs, runs[1:], strict=False)),
+            tail,
+            tuple(sorted(read & own)),
+            tuple(functions),
             tuple(sorted(self.cut())),
             tuple(finals),
         )
         return kept, names
-
-
-def _renumbered(segment: Segment, position: dict[int, int]) -> Segment:
-    return replace(segment, items=tuple(sorted(position[i] for i in segment.items)))
 
 
 def _run_starts(work: list[int], runs: int) -> list[int]:
@@ -421,11 +426,6 @@ def _joined(segments: list[Segment]) -> Segment:
         sum(s.work for s in segments),
         tuple(sorted({f for s in segments for f in s.called})),
     )
-
-
-def _ids(table: dict[str, int], names: Iterable[str]) -> tuple[int, ...]:
-    """Each name's index in `table` (a new name takes the next)."""
-    return tuple(sorted(table.setdefault(name, len(table)) for name in names))
 
 
 def met_again(walker: Walker, segments: Iterable[Segment], names: list[str]) -> set[str]:

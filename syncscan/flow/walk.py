@@ -1147,8 +1147,9 @@ class Walker:
             self._memo.put(real_frame, start.assumptions, memo)
         if self._nested:
             self._nested[-1].append(memo)
-        if self.called is not None:
-            self.called.update(memo.functions)  # it and every function it ran
+        if self.called is not None and not self._nested:
+            # Only the root's own calls: the walks nested in one are in its functions.
+            self.called.update(memo.functions)
         if walked is not True:
             self._reused(memo, depth, walked is None)
         self._depend(memo.cuts)
