@@ -66,11 +66,11 @@ def walk_root(
     """The root's final paths: its body walked from `entry` (or resumed from its
     kept walk), then `after_body` (its end and continuation phases)."""
     function = frame.function
-    body = len(function.body)
+    statements = len(function.body)
     now = shape_of(function, markers_unnoted(frame.scope.module), _fresh(walker, frame))
     recorder = Recorder(walker)
     resume = _resume_point(store, key, frame, now)
-    stop = resume.at if resume is not None else body
+    stop = resume.at if resume is not None else statements
     states, exits = recorder.walk(frame, entry, 0, stop)
     if resume is not None:
         kept, run = resume.kept, resume.run
@@ -82,7 +82,7 @@ def walk_root(
             store.resumed += 1
             _keep(walker, store, key, frame, recorder, finals, now)
             return finals
-        states, more = recorder.walk(frame, states, stop, body)
+        states, more = recorder.walk(frame, states, stop, statements)
         exits += more
     with recorder.after_body():
         fall, exits = walker.finish(frame, states, exits)
