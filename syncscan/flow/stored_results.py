@@ -23,7 +23,7 @@ from typing import Any
 
 from syncscan.flow.codec import from_text, located, to_text
 from syncscan.flow.stored import digest
-from syncscan.index.item_table import ItemTable, changed_ids, named, opened
+from syncscan.index.item_table import ItemTable, KeptIds, changed_ids, named, opened
 from syncscan.index.store_texts import Texts, TextsWriter
 from syncscan.relocate import Moves, StateCarrier
 
@@ -56,7 +56,8 @@ class StoredResults:
         self._carry: set[str] = set()  # keys of valid results whose lines moved
         self._items: list[str] = []
         self._rows: dict[str, list[Any]] = {}  # key -> row, of the recorded run's valid results
-        self._kept: dict[str, list[Any]] = {}  # key -> row of this run, item names in place of ids
+        # key -> row of this run, its items by name (or as read: KeptIds)
+        self._kept: dict[str, list[Any]] = {}
         if changed is not None:
             try:
                 self._load(document, changed, moves.items)
@@ -94,7 +95,7 @@ class StoredResults:
         if not plausible(value):
             return None
         self.taken += 1
-        self._kept[key] = [key, names, text, row[3]]
+        self._kept[key] = [key, KeptIds(row[1]), text, row[3]]
         return value, names, row[3]
 
     def keep(self, key: str, value: Any, items: Iterable[str], walks: list[str]) -> None:
@@ -107,8 +108,8 @@ class StoredResults:
         took hold: index/store_files.py writes what changed)."""
         table, texts = ItemTable(self._items), TextsWriter()
         rows = [
-            [key, table.ids(names), texts.add(text), walks]
-            for key, names, text, walks in self._kept.values()
+            [key, table.of(items), texts.add(text), walks]
+            for key, items, text, walks in self._kept.values()
         ]
         document = {
             "format": self._format,

@@ -20,7 +20,7 @@ from syncscan.flow.codec import CLASSES, from_text, located, to_text
 from syncscan.flow.root_record import Alignment, KeptRoot, Segment, Shape
 from syncscan.flow.stored_results import StoredResults
 from syncscan.flow.walk import Exit, ReturnInfo
-from syncscan.index.item_table import named
+from syncscan.index.item_table import KeptIds, checked, named
 from syncscan.index.moves import LineMap, add_pairs
 from syncscan.index.store_texts import Texts
 from syncscan.relocate import NO_MOVES, Moves, StateCarrier
@@ -94,7 +94,11 @@ class StoredRoots(StoredResults):
         was taken whole, and nothing it names moved)."""
         row = self._rows.get(key)
         if row is not None:
-            self._kept[key] = [key, named(self._items, row[1]), self._texts.text(row[2]), row[3]]
+            try:
+                ids = KeptIds(checked(self._items, row[1]))
+            except ValueError:
+                return  # damaged: made again when the class is
+            self._kept[key] = [key, ids, self._texts.text(row[2]), row[3]]
 
     def hold(self, key: str, relpath: str, alignment: Alignment, shape: Shape) -> None:
         """Keep the walk of `key` for the next run as it is, its lines where they
@@ -104,7 +108,11 @@ class StoredRoots(StoredResults):
             return
         text = self._carried(row, relpath, alignment.lines)
         if text is not None:
-            self._kept[key] = [key, named(self._items, row[1]), _joined(shape, text), row[3]]
+            try:
+                ids = KeptIds(checked(self._items, row[1]))
+            except ValueError:
+                return
+            self._kept[key] = [key, ids, _joined(shape, text), row[3]]
 
     def _carried(self, row: Row, relpath: str, lines: LineMap) -> bytes | None:
         _, _, text = self._texts.text(row[2]).partition(b"\n")
