@@ -252,13 +252,11 @@ class HostSyncs:
                 journal.regions.extend((region, site) for site in sorted(sites))
 
     # ------------------------------------------------------------------ journals
-    def journal(self) -> Journal | None:
-        """Begin a journal of what the outermost walk meets (None: disabled);
+    def journal(self) -> None:
+        """Begin a journal of what the outermost walk meets (none where disabled);
         `journaled` ends it."""
-        if not self.enabled:
-            return None
-        self._journal = Journal()
-        return self._journal
+        if self.enabled:
+            self._journal = Journal()
 
     def journaled(self) -> Journal:
         """The journal begun last, ended."""
@@ -268,15 +266,13 @@ class HostSyncs:
     def rejoin(self, journal: Journal) -> None:
         """Meet again, between a root's statements, what a journal holds: the
         syncs and region sites another run's statements met."""
-        assert not self._open, "a journal is met again between statements only"
+        assert not self._open and self._journal is None, "met again between statements only"
         for sync in journal.syncs:
             self._add(sync)
         for region, site in journal.regions:
             sites = self.regions.setdefault(region, set())
             if site is not None:
                 sites.add(site)
-            if self._journal is not None:
-                self._journal.regions.append((region, site))
 
     def take_regions(self) -> dict[Region, frozenset[RegionSite]]:
         """The regions entered since the last call, with their syncs (between

@@ -38,14 +38,17 @@ AfterBody = Callable[[list[PathState], list[Exit]], list[Final]]
 
 class Resume(NamedTuple):
     """A kept walk (and the items it read, as its segments number them), how
-    the new body aligns with it, the statement of the new body the walk
-    resumes at, and the kept run that begins there."""
+    the new body aligns with it, and the kept run the walk resumes at."""
 
     kept: KeptRoot
     names: list[str]
     alignment: Alignment
-    at: int
     run: int
+
+    @property
+    def at(self) -> int:
+        """The statement of the new body the kept run begins at."""
+        return self.alignment.resume_at + self.kept.at[self.run] - self.alignment.kept_at
 
 
 def root_key(self_class: str, function: FunctionSummary, continuation: tuple[str, ...]) -> str:
@@ -106,8 +109,7 @@ def _resume_point(store: StoredRoots, key: str, frame: Frame, now: Shape) -> Res
     # walked again (they agree: the walk there is the kept one).
     for run, start in enumerate(kept.at):
         if start >= alignment.kept_at:
-            at = alignment.resume_at + start - alignment.kept_at
-            return Resume(kept, names, alignment, at, run)
+            return Resume(kept, names, alignment, run)
     return None
 
 

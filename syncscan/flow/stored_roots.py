@@ -94,11 +94,7 @@ class StoredRoots(StoredResults):
         was taken whole, and nothing it names moved)."""
         row = self._rows.get(key)
         if row is not None:
-            try:
-                ids = KeptIds(checked(self._items, row[1]))
-            except ValueError:
-                return  # damaged: made again when the class is
-            self._kept[key] = [key, ids, self._texts.text(row[2]), row[3]]
+            self._held(key, row, self._texts.text(row[2]))
 
     def hold(self, key: str, relpath: str, alignment: Alignment, shape: Shape) -> None:
         """Keep the walk of `key` for the next run as it is, its lines where they
@@ -108,11 +104,16 @@ class StoredRoots(StoredResults):
             return
         text = self._carried(row, relpath, alignment.lines)
         if text is not None:
-            try:
-                ids = KeptIds(checked(self._items, row[1]))
-            except ValueError:
-                return
-            self._kept[key] = [key, ids, _joined(shape, text), row[3]]
+            self._held(key, row, _joined(shape, text))
+
+    def _held(self, key: str, row: Row, text: bytes) -> None:
+        """Keep `row` with `text`, its items as read (a damaged row is dropped:
+        made again when its class is)."""
+        try:
+            ids = KeptIds(checked(self._items, row[1]))
+        except ValueError:
+            return
+        self._kept[key] = [key, ids, text, row[3]]
 
     def _carried(self, row: Row, relpath: str, lines: LineMap) -> bytes | None:
         _, _, text = self._texts.text(row[2]).partition(b"\n")
