@@ -67,6 +67,15 @@ def test_another_file_whose_path_ends_alike_is_left_alone() -> None:
     assert out is not None
     assert out["findings"][0]["message"] == "see lib/engine/runner.py:10"
     assert out["findings"][0]["location"]["line"] == 10
+    # The root in front counts as the path's; a longer path holding it does not.
+    message = f"at x{ROOT}/engine/runner.py:10 and {ROOT}/engine/runner.py:10"
+    out = relocated(_result(message), MOVES, ROOT)
+    assert out is not None
+    assert out["notes"][0] == f"at x{ROOT}/engine/runner.py:10 and {ROOT}/engine/runner.py:12"
+    texts = ["see lib/engine/runner.py:10", f"x{ROOT}/engine/runner.py:10", "engine/runner.py:10"]
+    carried = CARRIER(_state(["l", *texts]))
+    assert carried is not None
+    assert json.loads(carried)[0][0] == ["l", *texts[:2], "engine/runner.py:12"]
 
 
 # f-strings that write a line into text the run record never holds, by file:
