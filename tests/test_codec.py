@@ -11,7 +11,7 @@ import pytest
 from test_walk_reads import PROJECTS, _recorded_walks
 
 from syncscan.findings import WitnessStep
-from syncscan.flow.codec import decode, encode
+from syncscan.flow.codec import after_text, decode, encode, from_text, to_text
 from syncscan.flow.state import PathState
 
 
@@ -59,3 +59,24 @@ def test_damaged_data_is_refused(data: list) -> None:
 def test_an_object_of_another_class_is_not_stored() -> None:
     with pytest.raises(TypeError):
         encode((object(),))
+
+
+def test_a_value_written_after_another_text_holds_its_rows_and_comes_back() -> None:
+    """`after_text`: the rows of the text decoded first stay as written, the new
+    value's objects decoded from it are named by their rows there, and only
+    what is new is appended; the value comes back equal, sharing as it did."""
+    step = WitnessStep("a.py", 3, "f", "launches")
+    first = (PathState(launched=(step,)), PathState(wait=(step,), guarded=True))
+    text = to_text(first)
+    built: list[Any] = []
+    old = from_text(text, built=built)
+    second = (old[1], PathState(launched=old[1].wait, guarded=True))
+    spliced = after_text(second, text, built)
+    assert spliced is not None and spliced.startswith(text[: text.rindex(b"],[")])
+    table, _ = json.loads(spliced)
+    assert len(table) < len(built) + len(encode(second)[0])  # the old rows named again
+    back = from_text(spliced)
+    assert back == second
+    assert back[0].wait is back[1].launched  # one tuple, as in the value
+    # A text whose top is not a row is not appended to.
+    assert after_text(second, to_text("plain"), []) is None

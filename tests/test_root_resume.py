@@ -18,6 +18,9 @@ from test_kept_units import _two_classes
 from test_reuse import checked
 from test_stored import PROBE, _same_as_fresh
 
+from syncscan.flow.codec import from_text
+from syncscan.flow.root_resume import SPLICES
+from syncscan.flow.stored_roots import ROOT_CLASSES
 from syncscan.runner import RunResult
 
 
@@ -68,6 +71,32 @@ def test_an_edit_to_a_step_root_resumes_its_kept_walk(project: Path, tmp_path: P
         if len(_body(path, function)) > 2:
             _insert_before(path, function, -1, "_syncscan_probe_end = 0")
             _same_as_fresh(checked(copy, cache), copy)
+
+
+def _kept_spliced(cache: Path) -> int:
+    """How many resumes the one root's kept text was appended by (stored_roots.py)."""
+    header, texts = (cache / "roots.json").read_bytes().split(b"\n", 1)
+    (row,) = json.loads(header)["rows"]
+    start, size = row[2]
+    _, text = texts[start : start + size].split(b"\n", 1)
+    return from_text(text, ROOT_CLASSES).spliced
+
+
+def test_edit_after_edit_resumes_from_the_text_each_appended_to(tmp_path: Path) -> None:
+    """A resumed walk is written after the text it resumed from (its table
+    appended to), `SPLICES` times in a row, then whole; each of the edits resumes
+    from the last one's text and finds what a fresh analysis finds."""
+    copy = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    checked(copy, cache)
+    runner = copy / "engine" / "runner.py"
+    assert _kept_spliced(cache) == 0
+    for k in range(1, SPLICES + 3):
+        _insert_before(runner, "Runner.execute_model", 0, f"_probe_{k} = {k}")
+        again = checked(copy, cache)
+        assert again.stats["roots_resumed"] == 1, k
+        _same_as_fresh(again, copy)
+        assert _kept_spliced(cache) == k % (SPLICES + 1)
 
 
 # Edits a resumed walk would get wrong, each without one guard: (fixture, the root,

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from syncscan.findings import WitnessStep
 from syncscan.flow.host_syncs import HostSync
@@ -49,10 +50,15 @@ def located(classes: dict[str, type]) -> frozenset[str]:
     return frozenset(name for name, cls in classes.items() if _fields(cls)[:2] == ("path", "line"))
 
 
-def encode(value: Any, classes: dict[str, type] = CLASSES) -> tuple[Table, Any]:
-    """(the table, the value's own form: plain, or `[index]` into the table)."""
+def encode(
+    value: Any, classes: dict[str, type] = CLASSES, after: list[Any] | None = None
+) -> tuple[Table, Any]:
+    """(the table, the value's own form: plain, or `[index]` into the table).
+    `after`: the objects a table was decoded into (`decode`'s `built`): the
+    rows are those after it, and an object of it is named by its row there."""
     table: Table = []
-    done: dict[int, list[int]] = {}
+    base = len(after) if after is not None else 0
+    done: dict[int, list[int]] = {id(obj): [n] for n, obj in enumerate(after or ())}
     keep: list[Any] = []  # holds every object encoded, so no id is reused meanwhile
 
     def form(item: Any) -> Any:
@@ -73,16 +79,19 @@ def encode(value: Any, classes: dict[str, type] = CLASSES) -> tuple[Table, Any]:
             row = [name, *(form(getattr(item, f)) for f in _fields(type(item)))]
         keep.append(item)
         table.append(row)
-        found = done[id(item)] = [len(table) - 1]
+        found = done[id(item)] = [base + len(table) - 1]
         return found
 
     return table, form(value)
 
 
-def decode(table: Table, top: Any, classes: dict[str, type] = CLASSES) -> Any:
+def decode(
+    table: Table, top: Any, classes: dict[str, type] = CLASSES, built: list[Any] | None = None
+) -> Any:
     """The value `encode` gave (`table`, `top`) for; ValueError where the data
-    is not such a form."""
-    built: list[Any] = []
+    is not such a form. `built` (empty) is given the object of each row."""
+    if built is None:
+        built = []
 
     def value(item: Any) -> Any:
         if isinstance(item, list):
@@ -121,13 +130,46 @@ def to_text(value: Any, classes: dict[str, type] = CLASSES) -> bytes:
     return json.dumps(list(encode(value, classes)), separators=(",", ":")).encode("utf-8")
 
 
-def from_text(text: bytes, classes: dict[str, type] = CLASSES) -> Any:
+def from_text(
+    text: bytes, classes: dict[str, type] = CLASSES, built: list[Any] | None = None
+) -> Any:
     """The value `to_text` gave `text` for; ValueError where it is not such a
-    text (a damaged cache: not JSON, not a table and its top, or a damaged table)."""
+    text (a damaged cache: not JSON, not a table and its top, or a damaged
+    table). `built`: as `decode` says."""
     try:
         data = json.loads(text)
     except RecursionError as exc:  # json recurses per level of nesting
         raise ValueError("a stored table nested too deeply") from exc
     if not (isinstance(data, list) and len(data) == 2 and isinstance(data[0], list)):
         raise ValueError("not a stored table")
-    return decode(data[0], data[1], classes)
+    return decode(data[0], data[1], classes, built)
+
+
+class Written(NamedTuple):
+    """A text `from_text` decoded, and the object of each row of its table."""
+
+    text: bytes
+    built: list[Any]
+
+
+# How a text whose top is a row ends: the table's close, the top, the pair's close.
+_TOP_ROW = re.compile(rb"\],\[\d+\]\]")
+
+
+def after_text(
+    value: Any, text: bytes, built: list[Any], classes: dict[str, type] = CLASSES
+) -> bytes | None:
+    """`value` as a text that holds `text`'s table and appends what `value`
+    holds besides the objects `built` from it (a kept walk resumed from
+    another: most of what it holds is the other's): the same value decodes,
+    written in a fraction of the time; None where `text` does not end as
+    `to_text` writes a value that is a row."""
+    end = text.rfind(b"],[")
+    if end < 0 or not _TOP_ROW.fullmatch(text, end):
+        return None
+    table, top = encode(value, classes, built)
+    rows = json.dumps(table, separators=(",", ":")).encode("utf-8")[1:-1]
+    head = text[:end]
+    if rows and head != b"[[":
+        head += b","
+    return b"%s%s],%s]" % (head, rows, json.dumps(top).encode("utf-8"))

@@ -100,6 +100,10 @@ class KeptRoot:
     functions: tuple[str, ...]  # the functions the segments ran (context keys)
     cut: tuple[str, ...]  # of those, the ones whose walks hold only in their order
     finals: tuple[Final, ...]
+    # How many resumes appended to the kept text's table since it was written
+    # whole (stored_roots.py `keep_root`): what the table holds that the walk
+    # no longer names grows with each.
+    spliced: int
 
     def ran_in(self, start: int, stop: int) -> set[str]:
         """The functions the runs holding any of statements `start` to `stop`
@@ -364,10 +368,12 @@ class Recorder:
         self.ran_by.append([kept.functions[i] for i in kept.tail.called])
         self._cut |= set(kept.cut)
 
-    def kept(self, finals: list[Final], own: set[str]) -> tuple[KeptRoot, list[str]]:
+    def kept(
+        self, finals: list[Final], own: set[str], spliced: int = 0
+    ) -> tuple[KeptRoot, list[str]]:
         """The walk as kept, its statements in runs of about equal work, and the
         items it read but the root function's `own` (which the record holds), in
-        the order its segments number them."""
+        the order its segments number them; `spliced`: as `KeptRoot` says."""
         assert self.tail is not None and len(self.read) == len(self.segments) + 1
         read = set().union(*self.read)
         names = sorted(read - own)
@@ -375,10 +381,10 @@ class Recorder:
         functions = sorted(self.ran())
         index = {name: k for k, name in enumerate(functions)}
         segments = [
-            replace(
+            _numbered(
                 segment,
-                items=tuple(sorted(order[name] for name in items)),
-                called=tuple(sorted(index[name] for name in ran)),
+                tuple(sorted(order[name] for name in items)),
+                tuple(sorted(index[name] for name in ran)),
             )
             for segment, items, ran in zip(
                 [*self.segments, self.tail], self.read, self.ran_by, strict=True
@@ -396,6 +402,7 @@ class Recorder:
             tuple(functions),
             tuple(sorted(self.cut())),
             tuple(finals),
+            spliced,
         )
         return kept, names
 
@@ -414,9 +421,19 @@ def _run_starts(work: list[int], runs: int) -> list[int]:
     return starts
 
 
+def _numbered(segment: Segment, items: tuple[int, ...], called: tuple[int, ...]) -> Segment:
+    """`segment` with its items and functions numbered so; itself where they
+    are (a resumed run's, kept as it was read: its text names it, not a copy)."""
+    if segment.items == items and segment.called == called:
+        return segment
+    return replace(segment, items=items, called=called)
+
+
 def _joined(segments: list[Segment]) -> Segment:
     """Consecutive segments as one: in order, their items, walks and functions
-    together."""
+    together (a run of one is that segment)."""
+    if len(segments) == 1:
+        return segments[0]
     return Segment(
         tuple(e for s in segments for e in s.exits),
         tuple(x for s in segments for x in s.syncs),

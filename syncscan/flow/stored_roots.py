@@ -16,7 +16,7 @@ import dataclasses
 import json
 from typing import Any
 
-from syncscan.flow.codec import CLASSES, from_text, located, to_text
+from syncscan.flow.codec import CLASSES, Written, after_text, from_text, located, to_text
 from syncscan.flow.root_record import Alignment, KeptRoot, Segment, Shape
 from syncscan.flow.stored_results import StoredResults
 from syncscan.flow.walk import Exit, ReturnInfo
@@ -25,7 +25,7 @@ from syncscan.index.moves import LineMap, add_pairs
 from syncscan.index.store_texts import Texts
 from syncscan.relocate import NO_MOVES, Moves, StateCarrier
 
-FORMAT = 1
+FORMAT = 2  # 2: a kept walk's table may be appended to (KeptRoot.spliced)
 ROOT_CLASSES = {
     **CLASSES,
     **{cls.__name__: cls for cls in (KeptRoot, Segment, Exit, ReturnInfo)},
@@ -66,23 +66,25 @@ class StoredRoots(StoredResults):
 
     def take_root(
         self, key: str, relpath: str, alignment: Alignment
-    ) -> tuple[KeptRoot, list[str]] | None:
+    ) -> tuple[KeptRoot, list[str], Written] | None:
         """The kept walk of `key`, its lines where they went (the root's own, in
-        `relpath`, as `alignment` puts them), and the items it read as its
-        segments number them; None where a line it names is not covered, or it
-        does not decode."""
+        `relpath`, as `alignment` puts them), the items it read as its segments
+        number them, and its text as decoded (what a resumed walk's text is
+        written after); None where a line it names is not covered, or it does
+        not decode."""
         row = self._rows[key]
         text = self._carried(row, relpath, alignment.lines)
         if text is None:
             return None
+        built: list[Any] = []
         try:
-            kept = from_text(text, self._classes)
+            kept = from_text(text, self._classes, built)
             names = named(self._items, row[1])
         except ValueError:
             return None
         if not _plausible(kept, len(names) + len(kept.own)):
             return None
-        return kept, [*names, *kept.own]
+        return kept, [*names, *kept.own], Written(text, built)
 
     def moved(self, key: str, own: set[str]) -> bool:
         """Whether the kept walk of `key` names lines that may have moved: an
@@ -128,11 +130,23 @@ class StoredRoots(StoredResults):
         return carrier(text)
 
     def keep_root(
-        self, key: str, shape: Shape, kept: KeptRoot, names: list[str], walks: list[str]
+        self,
+        key: str,
+        shape: Shape,
+        kept: KeptRoot,
+        names: list[str],
+        walks: list[str],
+        resumed: Written | None = None,
     ) -> None:
-        """A root's walk this run made (or resumed), with what it read but its
-        own function (`names`, in the order its segments number them)."""
-        text = _joined(shape, to_text(kept, self._classes))
+        """A root's walk this run made (or resumed from the kept text `resumed`,
+        where its table is appended to: `KeptRoot.spliced`), with what it read
+        but its own function (`names`, in the order its segments number them)."""
+        text = None
+        if resumed is not None and kept.spliced:
+            text = after_text(kept, resumed.text, resumed.built, self._classes)
+        if text is None:
+            text = to_text(dataclasses.replace(kept, spliced=0), self._classes)
+        text = _joined(shape, text)
         self._kept[key] = [key, names, text, walks]
         self._made.append(key)
 
@@ -198,6 +212,7 @@ def _plausible(kept: Any, items: int) -> bool:
     if not (
         isinstance(kept, KeptRoot)
         and isinstance(kept.own, tuple)
+        and type(kept.spliced) is int
         and len(kept.at) == len(kept.states_at) == len(kept.segments)
         and all(isinstance(k, int) for k in kept.at)
         and all(isinstance(s, Segment) for s in (*kept.segments, kept.tail))
