@@ -28,7 +28,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -124,6 +124,9 @@ class Recorded:
     # Of `changed`, the items that only moved, and where their lines went:
     # what is kept and read no other changed item is carried (relocate.py).
     moves: Moves = NO_MOVES
+    # Each summarised module's content digest and summary key, as of now where
+    # the digest is (what `save` writes again without reading the file).
+    summarised: dict[str, list[str | None]] = field(default_factory=dict)
 
 
 def load(
@@ -199,8 +202,11 @@ def load(
             changed = real | moved
             carried = Moves(composed(stale_lines, relocations), str(project.root), frozenset(moved))
         result = relocated(data["result"], moves, str(project.root)) if reusable else None
+        known = {**summarised, **refreshed}
         if result is None:
-            return Recorded(None, None if changed is None else frozenset(changed), token, carried)
+            return Recorded(
+                None, None if changed is None else frozenset(changed), token, carried, known
+            )
         analysed = Analysed(
             findings=sorted(
                 (finding_from_data(f) for f in result["findings"]), key=Finding.sort_key
@@ -223,7 +229,7 @@ def load(
             _DOCUMENT,
             {
                 **data,
-                "summarised": {**summarised, **refreshed},
+                "summarised": known,
                 "result": result,
                 "kept": token if changed is not None else None,
                 "kept_stale": sorted(changed) if changed is not None else [],
@@ -235,7 +241,7 @@ def load(
                 },
             },
         )
-    return Recorded(analysed)
+    return Recorded(analysed, summarised=known)
 
 
 def _since_kept(data: dict[str, Any]) -> tuple[set[str], set[str], dict[str, LineMap]] | None:
@@ -371,19 +377,25 @@ def save(
     analysed: Analysed,
     read: set[str],
     kept: Kept | None = None,
+    known: dict[str, list[str | None]] | None = None,
 ) -> None:
     """Record the result with its inputs; `read`: the summary items the analysis
     read (reads.py), by which a changed file that left them alone keeps it;
     `kept`: the crawl's visits, callee walks, class analyses and points to keep for
-    the next run (flow/kept.py)."""
+    the next run (flow/kept.py); `known`: modules' digests and summary keys as
+    the record had them (`Recorded.summarised`), kept where the digest is the
+    file's now instead of reading it again."""
     from syncscan.index import reads, store_files
 
     by_module = reads.by_module(read)
-    summarised = {}
+    known = known or {}
+    summarised: dict[str, list[str | None]] = {}
     for module in program.requested():
         found = facts.get(module)
         if found is None:
             summarised[module] = [None, None]
+        elif (was := known.get(module)) is not None and was[0] == found.digest and was[1]:
+            summarised[module] = was
         else:
             summarised[module] = [found.digest, _summary_key(cache, facts, module)]
     asked = _methods_asked(by_module)

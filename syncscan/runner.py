@@ -174,7 +174,9 @@ def run(
                 read = reads.stop()
             analysed.stats["cache_hits"] = cache.hits if cache else 0
             if key is not None and cache is not None:
-                reuse.save(cache, key, facts, analysis.program, analysed, read, kept)
+                reuse.save(
+                    cache, key, facts, analysis.program, analysed, read, kept, recorded.summarised
+                )
     finally:
         summariser.close()
     result = RunResult(

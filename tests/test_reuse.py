@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 from helpers import BUGGY, SHAPES, copy_project, damage, signature
 
+from syncscan import reuse
+from syncscan.index.cache import SummaryCache
+from syncscan.index.facts import FactsTable
 from syncscan.index.summary import find_function
 from syncscan.runner import RunResult, run
 
@@ -411,3 +414,35 @@ def test_vllm_0_28_an_edit_the_analysis_never_read_keeps_what_a_fresh_run_finds(
     commented = checked(tree, cache)
     assert commented.stats["findings_reused"] == 1
     assert commented.findings == run(tree, use_cache=False).findings
+
+
+def test_a_record_names_each_summary_by_its_file_reading_only_the_changed_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record's summary keys are each file's own after an edit, though only
+    the edited file is read again for its key: the others' digests are as the
+    record had them, and so are their keys."""
+    copy = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    checked(copy, cache)
+    runner = copy / "engine" / "runner.py"
+    head = "    def execute_model(self, batch):\n"
+    runner.write_text(runner.read_text().replace(head, head + "        _probe = 0\n"))
+    asked: list[str] = []
+    key_of = reuse._summary_key
+
+    def counted(cache_: SummaryCache, facts: FactsTable, module: str) -> str | None:
+        asked.append(module)
+        return key_of(cache_, facts, module)
+
+    monkeypatch.setattr(reuse, "_summary_key", counted)
+    edited = checked(copy, cache)
+    assert edited.stats["findings_reused"] == 0
+    assert asked == ["engine.runner"]
+    record = json.loads((cache / "record.json").read_text())
+    facts = FactsTable(edited.project.modules, SummaryCache(cache))
+    assert len(record["summarised"]) > 1
+    for module, (digest, key) in record["summarised"].items():
+        found = facts.get(module)
+        assert found is not None
+        assert [digest, key] == [found.digest, key_of(SummaryCache(cache), facts, module)]
