@@ -84,11 +84,14 @@ def test_a_large_change_writes_the_store_whole(tmp_path: Path) -> None:
     rows["k1"] = "changed"
     store_files.write(cache, NAME, *_store(rows, ["a"]), "t2", _whole(cache, "t1"), 2)
     assert (tmp_path / DELTA).exists()
-    rows.update({f"k{n}": "changed again" for n in range(2, 6)})  # 5 of 12: over a quarter
-    store_files.write(cache, NAME, *_store(rows, ["a"]), "t3", _whole(cache, "t2"), 2)
+    rows.update({f"k{n}": "changed again" for n in range(2, 6)})  # 5 of 12: under half
+    store_files.write(cache, NAME, *_store(rows, ["a"]), "t3", _whole(cache, "t1"), 2)
+    assert (tmp_path / DELTA).exists()
+    rows.update({f"k{n}": "changed again" for n in range(6, 8)})  # 7 of 12: over half
+    store_files.write(cache, NAME, *_store(rows, ["a"]), "t4", _whole(cache, "t3"), 2)
     assert not (tmp_path / DELTA).exists()
-    document, texts, whole = store_files.read(cache, NAME, "t3")
-    assert whole is not None and whole.token == "t3"
+    document, texts, whole = store_files.read(cache, NAME, "t4")
+    assert whole is not None and whole.token == "t4"
     assert _as_read(document, texts) == _as_read(*_store(rows, ["a"]))
 
 
