@@ -525,8 +525,9 @@ RESHAPED = {
     "not-a-table": lambda data: [
         row.__setitem__(8, add_text(data, "null")) for row in data["rows"]
     ],
-    "items": lambda data: [row.__setitem__(6, ["x"]) for row in data["rows"]],
-    "index": lambda data: [row.__setitem__(6, [10**9]) for row in data["rows"]],
+    "items": lambda data: [row.__setitem__(6, ",x,") for row in data["rows"]],
+    "listed": lambda data: [row.__setitem__(6, [0]) for row in data["rows"]],
+    "index": lambda data: [row.__setitem__(6, f",{10**9},") for row in data["rows"]],
     "row": lambda data: data["rows"].append([1, 2]),
 }
 

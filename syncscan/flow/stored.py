@@ -33,11 +33,11 @@ from typing import Any
 from syncscan.flow.codec import CLASSES, from_text, located, to_text
 from syncscan.flow.memo import Assumptions, CalleeWalk
 from syncscan.flow.state import PathState
-from syncscan.index.item_table import ItemTable, changed_ids, named, opened
+from syncscan.index.item_table import IdsMatcher, ItemTable, changed_ids, opened, packed, unpacked
 from syncscan.index.store_texts import Texts, TextsWriter
 from syncscan.relocate import NO_MOVES, Moves, StateCarrier
 
-FORMAT = 3
+FORMAT = 4  # 4: a row's item ids packed (item_table.py `packed`)
 # A row: key, frame digest, predicates read, the start restricted to them,
 # height, work, extras (item ids in the document, item names in transit),
 # nested walks' keys, the walk's state table (JSON text: in the document, its
@@ -68,8 +68,8 @@ def _well_formed(row: Any) -> bool:
     return (
         isinstance(row, list)
         and len(row) == 10
-        and all(isinstance(row[i], str) for i in (0, 1, 9))
-        and all(isinstance(row[i], list) for i in (2, 3, 6, 7))
+        and all(isinstance(row[i], str) for i in (0, 1, 6, 9))
+        and all(isinstance(row[i], list) for i in (2, 3, 7))
         and all(isinstance(row[i], int) for i in (4, 5))
         and all(isinstance(name, str) for name in row[2])
         and all(isinstance(key, str) for key in row[7])
@@ -143,14 +143,14 @@ class StoredWalks:
     def _load(self, document: Any, changed: frozenset[str], moved: frozenset[str]) -> None:
         self._items, rows = opened(document, FORMAT, self.config)
         by_key = {row[0]: row for row in rows if _well_formed(row) and self._texts.holds(row[8])}
-        touched = changed_ids(self._items, changed - moved)
-        moved_ids = changed_ids(self._items, moved)
+        touched = IdsMatcher(changed_ids(self._items, changed - moved))
+        moved_ids = IdsMatcher(changed_ids(self._items, moved))
         parents: dict[str, list[str]] = {}
         bad, carry = [], []
         for key, row in by_key.items():
-            if not touched.isdisjoint(row[6]) or any(c not in by_key for c in row[7]):
+            if touched.names_any(row[6]) or any(c not in by_key for c in row[7]):
                 bad.append(key)
-            elif not moved_ids.isdisjoint(row[6]):
+            elif moved_ids.names_any(row[6]):
                 carry.append(key)
             for child in row[7]:
                 parents.setdefault(child, []).append(key)
@@ -245,7 +245,7 @@ class StoredWalks:
         found = self._closures.get(key)
         if found is None:
             row = self._rows[key]
-            own = set(named(self._items, row[6]))
+            own = {self._items[i] for i in unpacked(self._items, row[6])}
             for child in row[7]:
                 own |= self._closure(child)
             found = self._closures[key] = frozenset(own)
@@ -361,7 +361,8 @@ class StoredWalks:
             if text is not None:  # not carried: the walks holding it are dropped next run
                 rows.append([*row[:8], texts.add(text), row[9]])
         for row in self._new.values():
-            rows.append([*row[:6], sorted(table.ids(row[6])), row[7], texts.add(row[8]), row[9]])
+            ids = packed(sorted(table.ids(row[6])))
+            rows.append([*row[:6], ids, row[7], texts.add(row[8]), row[9]])
         document = {"format": FORMAT, "config": self.config, "items": table.items, "rows": rows}
         return document, texts.blob()
 
