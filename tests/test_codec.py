@@ -4,6 +4,7 @@ shared parts stay shared, and damaged data is refused, never half-built."""
 
 from __future__ import annotations
 
+import enum
 import json
 from typing import Any
 
@@ -49,11 +50,66 @@ def test_shared_parts_stay_shared() -> None:
         [[["t", {"x": 1}]], [0]],  # not a stored value
         [[["d", 1]], [0]],  # a key without its value
         [[[7, 1]], [0]],  # a kind that is not a name
+        # References are resolved inline (no call per item), so each test of
+        # one is made there: a list of one int, not a bool, >= 0, built already.
+        [[["t", 1], ["t", [-1]]], [1]],  # negative: would index from the end
+        [[["t", 1], ["t", [0, 0]]], [1]],  # two numbers: would take the first
+        [[["t", 1], ["t", []]], [1]],  # no number
+        [[["t", 1], ["t", 2], ["t", [True]]], [2]],  # a bool: would be row 1
+        [[["t", 1], ["t", [0.0]]], [1]],  # a float
+        [[["t", 1], ["t", (0,)]], [1]],  # not a list: JSON never gives a tuple
+        [[["t", 1]], [-1]],  # the top, likewise
+        [[["t", 1]], [0, 0]],
+        [[["t", 1]], [False]],
+        [[["t", 1]], {"0": 1}],
+        [[{"t": 1}], [0]],  # a row that is not a list
+        [[[]], [0]],  # a row without its kind
     ],
 )
 def test_damaged_data_is_refused(data: list) -> None:
     with pytest.raises(ValueError):
         decode(*data)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"not json",
+        b"[" * 100_000 + b"]" * 100_000,  # nested past the recursion limit
+        b'[[["t",1]]]',  # no top
+        b'{"t":[0]}',
+        b'[[["t",1],["t",[-1]]],[1]]',
+        b'[[["t",1],["t",[true]]],[1]]',
+        b'[[["t",1],["t",[0,0]]],[1]]',
+        b'[[["t",{"0":1}]],[0]]',
+    ],
+)
+def test_damaged_text_is_refused(text: bytes) -> None:
+    with pytest.raises(ValueError):
+        from_text(text)
+
+
+class _Tag(enum.StrEnum):
+    A = "a"
+
+
+def test_the_text_is_as_it_was_written() -> None:
+    """Kept stores written by earlier versions are read and texts are compared,
+    so the text is fixed to the byte: row order, `[index]`, kinds, field order;
+    a str enum is written as its str."""
+    trace = (WitnessStep("a.py", 3, "f", "launches"),)
+    state = PathState(launched=trace, wait=trace, guarded=True, written=frozenset({"buf"}))
+    value = [state, {"k": (1, None, 1.5), "n": [-2]}, {2}, trace, _Tag.A, True]
+    text = (
+        b'[[["t"],["f","buf"],["f"],["WitnessStep","a.py",3,"f","launches","",null,1],'
+        b'["t",[3]],["f"],["f"],["PathState",[0],null,[1],null,[0],[0],[0],[2],[0],[4],[4],'
+        b'true,[5],[6],[0],null],["t",1,null,1.5],["l",-2],["d","k",[8],"n",[9]],["s",2],'
+        b'["l",[7],[10],[11],[4],"a",true]],[12]]'
+    )
+    assert to_text(value) == text
+    back = from_text(text)
+    assert back == value
+    assert back[0].launched is back[0].wait is back[3]
 
 
 def test_an_object_of_another_class_is_not_stored() -> None:
@@ -78,5 +134,7 @@ def test_a_value_written_after_another_text_holds_its_rows_and_comes_back() -> N
     back = from_text(spliced)
     assert back == second
     assert back[0].wait is back[1].launched  # one tuple, as in the value
+    # A value decoded from the text is named by its row, with nothing to append.
+    assert encode(old[1], after=built) == ([], [built.index(old[1])])
     # A text whose top is not a row is not appended to.
     assert after_text(second, to_text("plain"), []) is None

@@ -19,7 +19,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Callable, Iterable
 from functools import cache
+from itertools import chain
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from syncscan.findings import WitnessStep
@@ -37,11 +40,27 @@ CLASSES: dict[str, type] = {
 _CONTAINERS = {tuple: "t", list: "l", frozenset: "f", set: "s"}
 _BUILDERS = {"t": tuple, "l": list, "f": frozenset, "s": set}
 _PLAIN = (str, int, float, bool, type(None))
+# The plain types exactly, for a set lookup per item on the hot paths; a
+# subclass (an enum of str or int) misses it and takes the isinstance test.
+_PLAIN_TYPES = frozenset(_PLAIN)
+_DUMPS = json.JSONEncoder(separators=(",", ":"), check_circular=False)
 
 
 @cache
 def _fields(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls))
+
+
+@cache
+def _values(cls: type) -> Callable[[Any], tuple[Any, ...]]:
+    """A dataclass instance's field values in field order, as a tuple, in one
+    C call (attrgetter gives a bare value for one name, hence the wrappers)."""
+    names = _fields(cls)
+    if len(names) > 1:
+        return attrgetter(*names)
+    if names:
+        return lambda item: (getattr(item, names[0]),)
+    return lambda item: ()
 
 
 def located(classes: dict[str, type]) -> frozenset[str]:
@@ -60,66 +79,96 @@ def encode(
     base = len(after) if after is not None else 0
     done: dict[int, list[int]] = {id(obj): [n] for n, obj in enumerate(after or ())}
     keep: list[Any] = []  # holds every object encoded, so no id is reused meanwhile
+    rows: dict[type, tuple[str, Callable[[Any], tuple[Any, ...]]]] = {}  # class: checked once
+    plain = _PLAIN_TYPES
 
     def form(item: Any) -> Any:
-        if isinstance(item, _PLAIN):
-            return item
-        found = done.get(id(item))
-        if found is not None:
-            return found
-        kind = _CONTAINERS.get(type(item))
-        if kind is not None:
-            row = [kind, *(form(x) for x in item)]
-        elif type(item) is dict:
-            row = ["d", *(form(x) for pair in item.items() for x in pair)]
-        else:
-            name = type(item).__name__
-            if classes.get(name) is not type(item):
-                raise TypeError(f"cannot store a {type(item).__qualname__}")
-            row = [name, *(form(getattr(item, f)) for f in _fields(type(item)))]
+        """`item`'s form: its row, written after those of what it holds, is
+        written here. The comprehension building a row calls back only for
+        an item neither exactly plain nor written already (so not for the
+        commonest by far); `item` is neither, but may be a plain subclass."""
+        cls = type(item)
+        kind = _CONTAINERS.get(cls)
+        values: Iterable[Any] = item
+        if kind is None:
+            if cls is dict:
+                kind, values = "d", chain.from_iterable(item.items())
+            else:
+                known = rows.get(cls)
+                if known is None:
+                    if isinstance(item, _PLAIN):  # an enum of str or int, say
+                        return item
+                    if classes.get(cls.__name__) is not cls:
+                        raise TypeError(f"cannot store a {cls.__qualname__}")
+                    known = rows[cls] = (cls.__name__, _values(cls))
+                kind, values = known[0], known[1](item)
+        row = [kind]
+        row += [x if type(x) in plain else done.get(id(x)) or form(x) for x in values]
         keep.append(item)
         table.append(row)
         found = done[id(item)] = [base + len(table) - 1]
         return found
 
-    return table, form(value)
+    return table, value if type(value) in plain else done.get(id(value)) or form(value)
+
+
+def _refused(item: Any) -> Any:
+    """Raises for an item that is neither plain nor a reference to a row built
+    already (decode's comprehension calls it only there)."""
+    if isinstance(item, list):
+        raise ValueError("a reference to nothing built")
+    raise ValueError(f"not a stored value: {type(item).__name__}")
 
 
 def decode(
     table: Table, top: Any, classes: dict[str, type] = CLASSES, built: list[Any] | None = None
 ) -> Any:
     """The value `encode` gave (`table`, `top`) for; ValueError where the data
-    is not such a form. `built` (empty) is given the object of each row."""
+    is not such a form. `built` (empty) is given the object of each row.
+
+    An item is resolved inline, with no call per item: a reference is a list
+    of one int (not a bool) >= 0, since a negative one would silently index
+    from the end, and one to a row not built yet raises IndexError; anything
+    else must be exactly plain or is refused (`_refused`, also for a plain
+    subclass, which JSON never gives)."""
     if built is None:
         built = []
-
-    def value(item: Any) -> Any:
-        if isinstance(item, list):
-            if len(item) != 1 or not isinstance(item[0], int) or not 0 <= item[0] < len(built):
-                raise ValueError("a reference to nothing built")
-            return built[item[0]]
-        if not isinstance(item, _PLAIN):
-            raise ValueError(f"not a stored value: {type(item).__name__}")
-        return item
-
+    add = built.append
+    plain = _PLAIN_TYPES
     try:
         for row in table:
-            kind, items = row[0], [value(x) for x in row[1:]]
-            builder = _BUILDERS.get(kind)
-            if builder is not None:
-                built.append(builder(items))
+            kind = row[0]  # first: a row that is a dict or empty raises here
+            rest = iter(row)  # the items, without the copy row[1:] makes
+            next(rest)
+            items = [
+                built[i]
+                if type(x) is list and len(x) == 1 and type(i := x[0]) is int and i >= 0
+                else x
+                if type(x) in plain
+                else _refused(x)
+                for x in rest
+            ]
+            if kind == "t":  # tuples, then frozensets: nearly every row
+                add(tuple(items))
+            elif kind == "f":
+                add(frozenset(items))
+            elif (builder := _BUILDERS.get(kind)) is not None:
+                add(builder(items))
             elif kind == "d":
-                built.append(dict(zip(items[::2], items[1::2], strict=True)))
+                add(dict(zip(items[::2], items[1::2], strict=True)))
             elif kind in classes:
-                names = _fields(classes[kind])
+                cls = classes[kind]
+                names = _fields(cls)
                 if len(names) != len(items):
                     raise ValueError(f"{kind}: {len(items)} fields, not {len(names)}")
-                obj = object.__new__(classes[kind])
+                obj = object.__new__(cls)
                 obj.__dict__.update(zip(names, items, strict=True))  # as state.py builds them
-                built.append(obj)
+                add(obj)
             else:
                 raise ValueError(f"not a stored kind: {kind!r}")
-        return value(top)
+        if type(top) is list and len(top) == 1 and type(i := top[0]) is int and i >= 0:
+            return built[i]
+        return top if type(top) in plain else _refused(top)
     except (TypeError, IndexError, KeyError) as exc:
         raise ValueError(f"damaged stored state: {exc}") from exc
 
@@ -127,7 +176,7 @@ def decode(
 def to_text(value: Any, classes: dict[str, type] = CLASSES) -> bytes:
     """`value` encoded, as the JSON text a kept store holds (stored.py,
     stored_units.py)."""
-    return json.dumps(list(encode(value, classes)), separators=(",", ":")).encode("utf-8")
+    return _DUMPS.encode(list(encode(value, classes))).encode("utf-8")
 
 
 def from_text(
@@ -168,7 +217,7 @@ def after_text(
     if end < 0 or not _TOP_ROW.fullmatch(text, end):
         return None
     table, top = encode(value, classes, built)
-    rows = json.dumps(table, separators=(",", ":")).encode("utf-8")[1:-1]
+    rows = _DUMPS.encode(table).encode("utf-8")[1:-1]
     head = text[:end]
     if rows and head != b"[[":
         head += b","
