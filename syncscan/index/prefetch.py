@@ -11,8 +11,8 @@ process boundary as plain data (`summary_to_data`).
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from syncscan.filesystem import read_regular_file
 from syncscan.index.cache import SummaryCache
@@ -25,6 +25,9 @@ from syncscan.index.summary import (
     summary_to_data,
 )
 from syncscan.project import Project
+
+if TYPE_CHECKING:  # the pool is imported where it starts: a warm run never starts it
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 
 def _summarise_in_worker(
@@ -112,6 +115,8 @@ class PrefetchingSummariser(FileSummariser):
             if self.cache is not None and self._cached(module, path, project.config.max_file_size):
                 continue
             if self._pool is None:
+                from concurrent.futures import ProcessPoolExecutor
+
                 self._pool = ProcessPoolExecutor(max_workers=self.workers)
             cache_dir = str(self.cache.directory) if self.cache is not None else None
             self._pending[module] = self._pool.submit(
