@@ -318,6 +318,7 @@ def _kept_stats(kept: Kept | None) -> dict[str, int]:
     return {
         "walks_reused": kept.walks.used if kept is not None and kept.walks else 0,
         "units_reused": kept.units.taken if kept is not None and kept.units else 0,
+        "units_judged": kept.units.judged if kept is not None and kept.units else 0,
         "points_reused": kept.points.taken if kept is not None and kept.points else 0,
         "roots_resumed": kept.roots.resumed if kept is not None and kept.roots else 0,
         "visits_reused": kept.crawl.taken if kept is not None else 0,

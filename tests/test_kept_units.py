@@ -15,7 +15,7 @@ from helpers import BUGGY, add_text, copy_project, damage, framed, without_root_
 from test_reuse import checked
 from test_stored import _insert_statement, _same_as_fresh
 
-from syncscan.flow import context
+from syncscan.flow import context, step
 from syncscan.resolve import callgraph
 from syncscan.runner import RunResult, run
 
@@ -262,3 +262,66 @@ def test_a_lone_class_is_not_kept(tmp_path: Path) -> None:
     checked(two, tmp_path / "two-cache")
     rows = framed(tmp_path / "two-cache" / "units.json")
     assert len(rows["rows"]) == 2
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_class_whose_walks_end_as_they_did_takes_its_judging(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    """A statement added at the top of a root's body resumes its kept walk, which
+    ends in the paths the kept analysis judged (they are named alike), meeting
+    the same host syncs: the judging is taken, not made again, edit after edit
+    (the first run judges in walk workers: what judging read comes back with
+    the rest), and the result is a fresh analysis's."""
+    monkeypatch.setattr(context, "PARALLEL_MIN_NODES", 1)
+    project = _two_classes(tmp_path / "project")
+    cache = tmp_path / "cache"
+    assert _checked(project, cache, jobs).stats["units_judged"] == 0
+    for probe in ("_probe_first = 0", "_probe_second = 1"):
+        _insert_statement(project / "engine" / "runner.py", "Runner.execute_model", probe)
+        edited = _checked(project, cache, jobs)
+        assert edited.stats["roots_resumed"] == 1
+        assert edited.stats["units_judged"] == 1
+        _same_as_fresh(edited, project)
+
+
+# Edits after which a resumed walk's judging is made again: (the file, the
+# function, the statement added at its top), with a statement at the top of the
+# root's body (the walk resumes).
+JUDGED_AGAIN = {
+    # The walk meets a host sync it did not: the analysis says so.
+    "syncs": ("runner.py", "Runner.execute_model", "_probe = batch.token_ids.item()"),
+    # What judging reads changed: the resolution a pending path waits on.
+    "resolution": ("outputs.py", "AsyncOutput.get_output", "_probe = 0"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(JUDGED_AGAIN))
+def test_a_class_whose_judging_may_differ_is_judged_again(tmp_path: Path, case: str) -> None:
+    project = _two_classes(tmp_path / "project")
+    cache = tmp_path / "cache"
+    _checked(project, cache, 1)
+    name, function, text = JUDGED_AGAIN[case]
+    _insert_statement(project / "engine" / name, function, text)
+    if name != "runner.py":
+        _insert_statement(project / "engine" / "runner.py", "Runner.execute_model")
+    edited = _checked(project, cache, 1)
+    assert edited.stats["roots_resumed"] == 1
+    assert edited.stats["units_judged"] == 0
+    _same_as_fresh(edited, project)
+
+
+def test_a_class_whose_root_is_walked_afresh_is_judged_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `NEAR_BUDGET` (here: at once) a resumed root is walked afresh: its
+    paths are that walk's, not those the kept analysis judged."""
+    project = _two_classes(tmp_path / "project")
+    cache = tmp_path / "cache"
+    _checked(project, cache, 1)
+    _insert_statement(project / "engine" / "runner.py", "Runner.execute_model")
+    monkeypatch.setattr(step, "NEAR_BUDGET", 0.0)
+    edited = _checked(project, cache, 1)
+    assert edited.stats["roots_resumed"] == 1
+    assert edited.stats["units_judged"] == 0
+    _same_as_fresh(edited, project)

@@ -100,6 +100,9 @@ class KeptRoot:
     functions: tuple[str, ...]  # the functions the segments ran (context keys)
     cut: tuple[str, ...]  # of those, the ones whose walks hold only in their order
     finals: tuple[Final, ...]
+    # Names the finals: a fresh walk's are named anew, a resumed walk's keep the
+    # name of those it took (a class analysis judged them: stored_units.py).
+    finals_id: str
     # How many resumes appended to the kept text's table since it was written
     # whole (stored_roots.py `keep_root`): what the table holds that the walk
     # no longer names grows with each.
@@ -369,11 +372,12 @@ class Recorder:
         self._cut |= set(kept.cut)
 
     def kept(
-        self, finals: list[Final], own: set[str], spliced: int = 0
+        self, finals: list[Final], own: set[str], finals_id: str, spliced: int = 0
     ) -> tuple[KeptRoot, list[str]]:
         """The walk as kept, its statements in runs of about equal work, and the
         items it read but the root function's `own` (which the record holds), in
-        the order its segments number them; `spliced`: as `KeptRoot` says."""
+        the order its segments number them; `finals_id`, `spliced`: as
+        `KeptRoot` says."""
         assert self.tail is not None and len(self.read) == len(self.segments) + 1
         read = set().union(*self.read)
         names = sorted(read - own)
@@ -402,6 +406,7 @@ class Recorder:
             tuple(functions),
             tuple(sorted(self.cut())),
             tuple(finals),
+            finals_id,
             spliced,
         )
         return kept, names

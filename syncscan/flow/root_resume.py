@@ -11,6 +11,7 @@ walk of a root whose class analysis was taken whole.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -92,6 +93,7 @@ def walk_root(
             shift = resume.at - kept.at[run]
             finals = _resumed(walker, program, recorder, kept, resume.names, run, shift)
             store.resumed += 1
+            store.realigned[key] = (frame.relpath, resume.alignment.lines)
             _keep(walker, store, key, frame, recorder, finals, now, resume)
             return finals
         states, more = recorder.walk(frame, states, stop, statements)
@@ -175,9 +177,11 @@ def _keep(
     if not walker.within_depth():
         return
     spliced = resumed.kept.spliced + 1 if resumed is not None else 0
-    kept, names = recorder.kept(finals, _own_items(function), spliced % (SPLICES + 1))
+    finals_id = resumed.kept.finals_id if resumed is not None else os.urandom(8).hex()
+    kept, names = recorder.kept(finals, _own_items(function), finals_id, spliced % (SPLICES + 1))
     walks = sorted({w for s in (*kept.segments, kept.tail) for w in s.walks})
     store.keep_root(key, shape, kept, names, walks, resumed.written if resumed else None)
+    store.walked[key] = finals_id
 
 
 def hold_root(

@@ -206,11 +206,13 @@ class StepAnalyzer:
                 [units[k] for k in todo], costs, workers, self._worker_outcome, self.program, done
             )
             for k, (out, items, walks, news) in zip(todo, found, strict=True):
-                walk_news, root_news = news
+                walk_news, root_news, unit_news = news
                 if walk_news is not None and self.walker.stored is not None:
                     self.walker.stored.adopt(walk_news)
                 if root_news is not None and self.roots is not None:
                     self.roots.adopt(root_news)
+                if unit_news is not None and self.units is not None:
+                    self.units.adopt(unit_news)
                 analysed(k, out, items, walks)
         else:
             started = count(finished + 1)
@@ -243,7 +245,7 @@ class StepAnalyzer:
             for root in unit:
                 module = self.program.module_of(root.function.qualname)
                 if module is not None:
-                    key = root_key(root.self_class, root.function, root.continuation)
+                    key = _key(root)
                     relpath = self.program.project.relpath(module.path)
                     hold_root(self.roots, key, root.function, relpath, module)
         return outcomes
@@ -272,12 +274,18 @@ class StepAnalyzer:
     ) -> tuple[list[Outcome], set[str], list[str], Any]:
         """`_unit_outcome` for the trip from a worker: the roots (and their
         summaries) stay with the parent, which has them; with the walks the
-        worker made and took for the next run (stored.py) and the roots' walks
-        it kept (stored_roots.py)."""
+        worker made and took for the next run (stored.py), the roots' walks it
+        kept (stored_roots.py) and what judging its unit read (stored_units.py)."""
         stored = self.walker.stored
         found, items, walks = self._unit_outcome(roots)
         walk_news = stored.news() if stored is not None else None
-        return found, items, walks, (walk_news, self.roots.news() if self.roots else None)
+        root_news = self.roots.news() if self.roots else None
+        return (
+            found,
+            items,
+            walks,
+            (walk_news, root_news, self.units.news() if self.units else None),
+        )
 
     def analyse_class(
         self, roots: list[StepRoot], walking: Callable[[StepRoot], None] | None = None
@@ -298,6 +306,69 @@ class StepAnalyzer:
             syncs.take_regions()
             walked.append((root, self._walk(root)))
             met.append((syncs.take(), syncs.take_regions()))
+        judged = self._judged(roots, met)
+        if judged is not None:
+            return judged
+        stored = self.walker.stored
+        outer = reads.push()
+        touched = stored.push_touched() if stored is not None else None
+        try:
+            results = self._judge(walked, met)
+        finally:
+            items = reads.pop(outer)
+            walks = (
+                stored.pop_touched(touched) if stored is not None and touched is not None else set()
+            )
+        if self.units is not None and outer is not None:
+            self.units.judging(roots, items, walks, self._finals_named(roots) or [])
+        return results
+
+    def _judged(
+        self,
+        roots: list[StepRoot],
+        met: list[tuple[tuple[HostSync, ...], dict[Region, frozenset[RegionSite]]]],
+    ) -> list[RootAnalysis] | None:
+        """The roots' analyses as an earlier run judged them, where each root's
+        walk ended in the paths judged then (its kept walk's, resumed: they are
+        named alike), met the same host syncs and regions, and nothing judging
+        read changed (stored_units.py `take_judged`): judging is a function of
+        the paths, the items it reads and the configuration."""
+        finals = self._finals_named(roots)
+        if finals is None or self.units is None or self.roots is None:
+            return None
+        realigned = [
+            found for root in roots if (found := self.roots.realigned.get(_key(root))) is not None
+        ]
+
+        def fits(outcomes: list[Outcome]) -> bool:
+            return all(
+                o[1] is None and (o[2], o[3]) == m for o, m in zip(outcomes, met, strict=True)
+            )
+
+        taken = self.units.take_judged(roots, finals, realigned, fits)
+        if taken is None:
+            return None
+        outcomes, items, walks = taken
+        self.program.adopt_read(items)
+        if self.walker.stored is not None:
+            self.walker.stored.rely_on(walks)
+        return [RootAnalysis(root, *outcome) for root, outcome in zip(roots, outcomes, strict=True)]
+
+    def _finals_named(self, roots: list[StepRoot]) -> list[str] | None:
+        """The names of the finals each root's walk ended in this run (its kept
+        walk's: root_record.py `KeptRoot.finals_id`); None where one is not kept."""
+        if self.roots is None:
+            return None
+        found = [self.roots.walked.get(_key(root)) for root in roots]
+        return None if None in found else found  # type: ignore[return-value]
+
+    def _judge(
+        self,
+        walked: list[tuple[StepRoot, list[Final] | str]],
+        met: list[tuple[tuple[HostSync, ...], dict[Region, frozenset[RegionSite]]]],
+    ) -> list[RootAnalysis]:
+        """Each path's verdict against the next steps the loop may run: any path
+        of any of the roots."""
         self._pairs.clear()
         next_steps: list[NextStep] = []
         for root, finals in walked:
@@ -407,6 +478,8 @@ class StepAnalyzer:
         walker, stored = self.walker, self.walker.stored
         walker.host_syncs.take()  # what the first try met is not this root's
         walker.host_syncs.take_regions()
+        if self.roots is not None:  # its paths are not the kept walk's
+            self.roots.walked.pop(_key(root), None)
         walker.stored = None
         try:
             return self._walk(root)
@@ -433,7 +506,7 @@ class StepAnalyzer:
             return self._continued(root, frame, anchors, fall, exits)
 
         if self.roots is not None and self.walker.stored is not None:
-            key = root_key(root.self_class, root.function, root.continuation)
+            key = _key(root)
             return walk_root(self.walker, self.roots, self.program, key, frame, entry, after_body)
         fall, exits = self.walker.run(frame, entry)
         return after_body(fall, exits)
@@ -762,6 +835,11 @@ def telling(races: tuple[Race, ...] | list[Race]) -> Race:
     race. A host write that a landing copy overwrites corrupts only where the
     written value is read again; a read uses the wrong value at once."""
     return next((r for r in races if r[0].endswith(HOST_READ)), races[0])
+
+
+def _key(root: StepRoot) -> str:
+    """The root's key among the roots' kept walks (stored_roots.py)."""
+    return root_key(root.self_class, root.function, root.continuation)
 
 
 def _writes_only(state: PathState) -> PathState:

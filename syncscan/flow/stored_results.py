@@ -27,6 +27,7 @@ from syncscan.index.item_table import ItemTable, KeptIds, changed_ids, named, op
 from syncscan.index.store_texts import Texts, TextsWriter
 from syncscan.relocate import Moves, StateCarrier
 
+Row = list[Any]
 # A result taken: its value, the items it read, the walks it relied on.
 Taken = tuple[Any, list[str], list[str]]
 
@@ -36,6 +37,7 @@ class StoredResults:
     run takes or makes, for the next run."""
 
     TEXT_FIELD = 2  # the row field naming its result's text (index/store_files.py)
+    EXTRA = 0  # the fields a subclass's rows hold after the four every row holds
 
     def __init__(
         self,
@@ -68,12 +70,26 @@ class StoredResults:
         self._items, rows = opened(document, self._format, self.config)
         touched = changed_ids(self._items, changed - moved)
         moved_ids = changed_ids(self._items, moved)
-        self._rows = {
-            r[0]: r
-            for r in rows
-            if _well_formed(r) and self._texts.holds(r[2]) and touched.isdisjoint(r[1])
-        }
+        formed = [r for r in rows if self._well_formed(r) and self._texts.holds(r[2])]
+        self._rows = {r[0]: r for r in formed if touched.isdisjoint(r[1])}
         self._carry = {k for k, r in self._rows.items() if not moved_ids.isdisjoint(r[1])}
+        self._loaded(formed, touched)
+
+    def _loaded(self, rows: list[Row], touched: set[int]) -> None:
+        """A subclass's look at the well-formed rows read, and the ids of the
+        items changed (not only moved) since."""
+
+    def _well_formed(self, row: Any) -> bool:
+        """A row with the shape `document` writes (a foreign or damaged one is
+        dropped); its item ids are checked where it is taken."""
+        return (
+            isinstance(row, list)
+            and len(row) == 4 + self.EXTRA
+            and isinstance(row[0], str)
+            and isinstance(row[1], list)
+            and isinstance(row[3], list)
+            and all(isinstance(k, str) for k in row[3])
+        )
 
     def take(self, key: str, plausible: Callable[[Any], bool]) -> Taken | None:
         """The kept result of `key` that no change touched, where it decodes to
@@ -95,12 +111,27 @@ class StoredResults:
         if not plausible(value):
             return None
         self.taken += 1
-        self._kept[key] = [key, KeptIds(row[1]), text, row[3]]
+        self._kept[key] = [key, KeptIds(row[1]), text, row[3], *self._extra_kept(row)]
         return value, names, row[3]
 
-    def keep(self, key: str, value: Any, items: Iterable[str], walks: list[str]) -> None:
-        """A result this run made, with what it read and the walks it relied on."""
-        self._kept[key] = [key, sorted(items), to_text(value, self._classes), walks]
+    def _extra_kept(self, row: Row) -> list[Any]:
+        """A row's extra fields as kept for the next run where it is taken."""
+        return row[4:]
+
+    def keep(
+        self,
+        key: str,
+        value: Any,
+        items: Iterable[str],
+        walks: list[str],
+        extra: Iterable[Any] = (),
+        text: bytes | None = None,
+    ) -> None:
+        """A result this run made, with what it read and the walks it relied on
+        (and a subclass's `extra` fields; `text`: the value's, where at hand)."""
+        if text is None:
+            text = to_text(value, self._classes)
+        self._kept[key] = [key, sorted(items), text, walks, *extra]
 
     def document(self) -> tuple[dict[str, Any], bytes]:
         """The results of this run, for the next, and their texts: those it took
@@ -108,8 +139,8 @@ class StoredResults:
         took hold: index/store_files.py writes what changed)."""
         table, texts = ItemTable(self._items), TextsWriter()
         rows = [
-            [key, table.of(items), texts.add(text), walks]
-            for key, items, text, walks in self._kept.values()
+            [key, table.of(items), texts.add(text), walks, *self._extra_written(table, extra)]
+            for key, items, text, walks, *extra in self._kept.values()
         ]
         document = {
             "format": self._format,
@@ -119,15 +150,6 @@ class StoredResults:
         }
         return document, texts.blob()
 
-
-def _well_formed(row: Any) -> bool:
-    """A row with the shape `document` writes (a foreign or damaged one is
-    dropped); its item ids are checked where it is taken."""
-    return (
-        isinstance(row, list)
-        and len(row) == 4
-        and isinstance(row[0], str)
-        and isinstance(row[1], list)
-        and isinstance(row[3], list)
-        and all(isinstance(k, str) for k in row[3])
-    )
+    def _extra_written(self, table: ItemTable, extra: list[Any]) -> list[Any]:
+        """A row's extra fields as the document holds them (`table` numbers items)."""
+        return extra

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from syncscan.flow.codec import CLASSES, Written, after_text, from_text, located, to_text
@@ -25,7 +26,7 @@ from syncscan.index.moves import LineMap, add_pairs
 from syncscan.index.store_texts import Texts
 from syncscan.relocate import NO_MOVES, Moves, StateCarrier
 
-FORMAT = 2  # 2: a kept walk's table may be appended to (KeptRoot.spliced)
+FORMAT = 3  # 2: a kept walk's table may be appended to (KeptRoot.spliced); 3: finals_id
 ROOT_CLASSES = {
     **CLASSES,
     **{cls.__name__: cls for cls in (KeptRoot, Segment, Exit, ReturnInfo)},
@@ -51,6 +52,10 @@ class StoredRoots(StoredResults):
         self._changed = changed or frozenset()
         self._made: list[str] = []  # keys kept since `news`
         self.resumed = 0  # roots resumed from their kept walks (root_resume.py)
+        # This run's roots by key: the name of the finals each walk kept ended
+        # in (KeptRoot.finals_id), and where a resumed one's own lines went.
+        self.walked: dict[str, str] = {}
+        self.realigned: dict[str, tuple[str, LineMap]] = {}
 
     def shape(self, key: str) -> Shape | None:
         """The shape of the root's kept walk, where one is kept for `key`."""
@@ -119,15 +124,8 @@ class StoredRoots(StoredResults):
 
     def _carried(self, row: Row, relpath: str, lines: LineMap) -> bytes | None:
         _, _, text = self._texts.text(row[2]).partition(b"\n")
-        maps = dict(self._moves.lines)
-        merged = dict(maps.get(relpath, {}))
-        if not add_pairs(merged, lines.items()):
-            return None
-        maps[relpath] = merged
-        carrier = StateCarrier(
-            Moves(maps, self._moves.root, self._moves.items), located(self._classes)
-        )
-        return carrier(text)
+        moves = realigned(self._moves, [(relpath, lines)])
+        return StateCarrier(moves, located(self._classes))(text) if moves is not None else None
 
     def keep_root(
         self,
@@ -163,6 +161,18 @@ class StoredRoots(StoredResults):
         for row in rows:
             self._kept[row[0]] = row
         self.resumed += resumed
+
+
+def realigned(moves: Moves, roots: Iterable[tuple[str, LineMap]]) -> Moves | None:
+    """`moves` with the lines of each root's own function (in its file, the
+    relative path) where an alignment put them; None where the two disagree."""
+    maps = dict(moves.lines)
+    for relpath, lines in roots:
+        merged = dict(maps.get(relpath, {}))
+        if not add_pairs(merged, lines.items()):
+            return None
+        maps[relpath] = merged
+    return Moves(maps, moves.root, moves.items)
 
 
 def _joined(shape: Shape, text: bytes) -> bytes:
@@ -213,6 +223,7 @@ def _plausible(kept: Any, items: int) -> bool:
         isinstance(kept, KeptRoot)
         and isinstance(kept.own, tuple)
         and type(kept.spliced) is int
+        and isinstance(kept.finals_id, str)
         and len(kept.at) == len(kept.states_at) == len(kept.segments)
         and all(isinstance(k, int) for k in kept.at)
         and all(isinstance(s, Segment) for s in (*kept.segments, kept.tail))

@@ -46,7 +46,8 @@ def finding_data(finding: Finding) -> dict[str, Any]:
 # Figures that depend on the cache, the machine or the clock, not on the code.
 VOLATILE_STATS = (
     "seconds", "parsed", "prefetched", "cache_hits", "read", "findings_reused", "walk_processes",
-    "walks_reused", "units_reused", "points_reused", "visits_reused", "roots_resumed",
+    "walks_reused", "units_reused", "units_judged", "points_reused", "visits_reused",
+    "roots_resumed",
 )  # fmt: skip
 
 
