@@ -114,6 +114,14 @@ def test_a_changed_callee_changes_its_callers_result(tmp_path: Path) -> None:
     after = run(project, cache_dir=cache)
     assert after.findings == []
     assert after.stats["parsed"] == 1
+    # With the findings' record: the edited file is parsed once, though the
+    # record asks for its summary (what changed) before the analysis does.
+    run(project, cache_dir=cache, reuse_findings=True)
+    text = pool.read_text().replace("pin_memory=False", "pin_memory=True")
+    pool.write_text(text + "# a text the cache has not seen\n")
+    edited = run(project, cache_dir=cache, reuse_findings=True)
+    assert edited.stats["findings_reused"] == 0 and len(edited.findings) == 1
+    assert edited.stats["parsed"] == 1
 
 
 def test_vllm_0_28_warm_and_uncached_match(result_0_28: RunResult, vllm_0_28: Path) -> None:

@@ -66,8 +66,10 @@ class FileSummariser:
         self.parsed_modules: list[str] | None = None
         # With `defer_writes`, summaries parsed here and not yet written to the
         # cache: a cold run writes them once its walks have the cores (`flush`),
-        # not between the modules the call graph waits for, or at its end (`close`).
-        self._unwritten: list[tuple[str, ModuleSummary]] | None = [] if defer_writes else None
+        # not between the modules the call graph waits for, or at its end (`close`);
+        # by key, so a module asked again (an edited file: once to see what
+        # changed, once by the analysis) is not parsed again.
+        self._unwritten: dict[str, ModuleSummary] | None = {} if defer_writes else None
 
     def without_workers(self) -> FileSummariser:
         """This summariser (it makes no worker processes), naming what it parses
@@ -82,8 +84,8 @@ class FileSummariser:
         """Write the summaries held back (`defer_writes`)."""
         if self.cache is None or not self._unwritten:
             return
-        held, self._unwritten = self._unwritten, []
-        for key, summary in held:
+        held, self._unwritten = self._unwritten, {}
+        for key, summary in held.items():
             self.cache.put(key, summary)
 
     def close(self) -> None:
@@ -106,6 +108,9 @@ class FileSummariser:
         key = None
         if self.cache is not None:
             key = self.cache.key(source, module, path.name == "__init__.py")
+            held = self._unwritten.get(key) if self._unwritten is not None else None
+            if held is not None:
+                return held
             cached = self.cache.get(key, str(path), self._rebuilder(project, module, path))
             if cached is not None:
                 return cached
@@ -115,7 +120,7 @@ class FileSummariser:
             self.parsed_modules.append(module)
         if self.cache is not None and key is not None:
             if self._unwritten is not None:
-                self._unwritten.append((key, summary))
+                self._unwritten[key] = summary
             else:
                 self.cache.put(key, summary)
         return summary
