@@ -127,6 +127,9 @@ class Recorded:
     # Each summarised module's content digest and summary key, as of now where
     # the digest is (what `save` writes again without reading the file).
     summarised: dict[str, list[str | None]] = field(default_factory=dict)
+    # The digest of the items read that this run found in their document (what
+    # `save` need not write again where its run read the same).
+    reads: str | None = None
 
 
 def load(
@@ -159,6 +162,7 @@ def load(
         relocations: dict[str, dict[int, int]] = {}  # where their lines went, per file
         reusable = True
         read: dict[str, Any] | None = None
+        held = None  # the items' digest, where their document holds them
         for module, (digest, summary_key) in summarised.items():
             found = facts.get(module)
             current = found.digest if found is not None else None
@@ -173,6 +177,7 @@ def load(
             if before != after:
                 if read is None:
                     read = _items_read(cache, data["reads"])
+                    held = data["reads"] if read else None
                 items = read.get(module)
                 lines = _line_map(before, after, items)
                 relpath = project.relpath(facts.path_of(module))
@@ -205,7 +210,7 @@ def load(
         known = {**summarised, **refreshed}
         if result is None:
             return Recorded(
-                None, None if changed is None else frozenset(changed), token, carried, known
+                None, None if changed is None else frozenset(changed), token, carried, known, held
             )
         analysed = Analysed(
             findings=sorted(
@@ -378,13 +383,15 @@ def save(
     read: set[str],
     kept: Kept | None = None,
     known: dict[str, list[str | None]] | None = None,
+    reads_held: str | None = None,
 ) -> None:
     """Record the result with its inputs; `read`: the summary items the analysis
     read (reads.py), by which a changed file that left them alone keeps it;
     `kept`: the crawl's visits, callee walks, class analyses and points to keep for
     the next run (flow/kept.py); `known`: modules' digests and summary keys as
     the record had them (`Recorded.summarised`), kept where the digest is the
-    file's now instead of reading it again."""
+    file's now instead of reading it again; `reads_held`: the digest of the
+    items read their document holds (`Recorded.reads`), not written again."""
     from syncscan.index import reads, store_files
 
     by_module = reads.by_module(read)
@@ -402,7 +409,8 @@ def save(
     # The items go first, to a document of their own: a record never names
     # items it was not written with (their digest ties the two).
     reads_digest = _digest(by_module)
-    cache.write_document(_READS, {"digest": reads_digest, "read": by_module})
+    if reads_digest != reads_held:
+        cache.write_document(_READS, {"digest": reads_digest, "read": by_module})
     token = None
     if kept is not None:  # like the items: a token ties them to this record
         token = os.urandom(16).hex()

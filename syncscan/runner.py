@@ -175,7 +175,15 @@ def run(
             analysed.stats["cache_hits"] = cache.hits if cache else 0
             if key is not None and cache is not None:
                 reuse.save(
-                    cache, key, facts, analysis.program, analysed, read, kept, recorded.summarised
+                    cache,
+                    key,
+                    facts,
+                    analysis.program,
+                    analysed,
+                    read,
+                    kept,
+                    recorded.summarised,
+                    recorded.reads,
                 )
     finally:
         summariser.close()

@@ -446,3 +446,31 @@ def test_a_record_names_each_summary_by_its_file_reading_only_the_changed_ones(
         found = facts.get(module)
         assert found is not None
         assert [digest, key] == [found.digest, key_of(SummaryCache(cache), facts, module)]
+
+
+def test_the_items_read_are_written_again_only_where_they_differ(tmp_path: Path) -> None:
+    """An edit whose analysis reads what the last one did leaves the items'
+    document as it was (its digest is the record's), and the next run still
+    tells an edit it never read from one it did."""
+    copy = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    runner = copy / "engine" / "runner.py"
+    head = "    def execute_model(self, batch):\n"
+    checked(copy, cache)
+
+    def probe(text: str) -> RunResult:
+        runner.write_text(runner.read_text().replace(head, head + f"        {text}\n"))
+        return checked(copy, cache)
+
+    def stamp() -> tuple[int, str, str]:
+        reads = json.loads((cache / "reads.json").read_text())
+        record = json.loads((cache / "record.json").read_text())
+        return (cache / "reads.json").stat().st_mtime_ns, reads["digest"], record["reads"]
+
+    assert probe("_probe_first = 0").stats["findings_reused"] == 0
+    written, digest, named = stamp()
+    assert digest == named
+    assert probe("_probe_second = 1").stats["findings_reused"] == 0
+    assert stamp() == (written, digest, named)
+    runner.write_text(runner.read_text() + "# a comment the analysis never reads\n")
+    assert checked(copy, cache).stats["findings_reused"] == 1
