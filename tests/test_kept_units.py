@@ -15,7 +15,8 @@ from helpers import BUGGY, add_text, copy_project, damage, framed, without_root_
 from test_reuse import checked
 from test_stored import _insert_statement, _same_as_fresh
 
-from syncscan.flow import context, step
+from syncscan.flow import context, step, stored_results
+from syncscan.flow.stored_units import _UNIT_CLASSES
 from syncscan.resolve import callgraph
 from syncscan.runner import RunResult, run
 
@@ -277,11 +278,21 @@ def test_a_class_whose_walks_end_as_they_did_takes_its_judging(
     project = _two_classes(tmp_path / "project")
     cache = tmp_path / "cache"
     assert _checked(project, cache, jobs).stats["units_judged"] == 0
+    encoded: list[object] = []
+    to_text = stored_results.to_text
+
+    def counted(value: object, classes: dict[str, type]) -> bytes:
+        if classes is _UNIT_CLASSES:
+            encoded.append(value)
+        return to_text(value, classes)
+
+    monkeypatch.setattr(stored_results, "to_text", counted)
     for probe in ("_probe_first = 0", "_probe_second = 1"):
         _insert_statement(project / "engine" / "runner.py", "Runner.execute_model", probe)
         edited = _checked(project, cache, jobs)
         assert edited.stats["roots_resumed"] == 1
         assert edited.stats["units_judged"] == 1
+        assert encoded == []  # the kept text is kept, not encoded again
         _same_as_fresh(edited, project)
 
 

@@ -22,12 +22,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from syncscan.flow.codec import from_text, located, to_text
-from syncscan.flow.stored import digest
+from syncscan.flow.stored import Row, digest
 from syncscan.index.item_table import ItemTable, KeptIds, changed_ids, named, opened
 from syncscan.index.store_texts import Texts, TextsWriter
 from syncscan.relocate import Moves, StateCarrier
 
-Row = list[Any]
 # A result taken: its value, the items it read, the walks it relied on.
 Taken = tuple[Any, list[str], list[str]]
 

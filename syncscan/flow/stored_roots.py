@@ -19,7 +19,7 @@ from typing import Any
 
 from syncscan.flow.codec import CLASSES, Written, after_text, from_text, located, to_text
 from syncscan.flow.root_record import Alignment, KeptRoot, Segment, Shape
-from syncscan.flow.stored_results import StoredResults
+from syncscan.flow.stored_results import Row, StoredResults
 from syncscan.flow.walk import Exit, ReturnInfo
 from syncscan.index.item_table import KeptIds, checked, named
 from syncscan.index.moves import LineMap, add_pairs
@@ -31,8 +31,6 @@ ROOT_CLASSES = {
     **CLASSES,
     **{cls.__name__: cls for cls in (KeptRoot, Segment, Exit, ReturnInfo)},
 }
-
-Row = list[Any]
 
 
 class StoredRoots(StoredResults):

@@ -36,7 +36,8 @@ from typing import Any, NamedTuple
 from syncscan.flow.codec import CLASSES, from_text, located
 from syncscan.flow.state import PathState
 from syncscan.flow.step import Outcome, StepPath, StepRoot
-from syncscan.flow.stored_results import Row, StoredResults, Taken
+from syncscan.flow.stored import Row
+from syncscan.flow.stored_results import StoredResults, Taken
 from syncscan.flow.stored_roots import realigned as realigned_moves
 from syncscan.flow.walk import ReturnInfo
 from syncscan.index.item_table import ItemTable, KeptIds, named
