@@ -401,7 +401,7 @@ def save(
         found = facts.get(module)
         if found is None:
             summarised[module] = [None, None]
-        elif (was := known.get(module)) is not None and was[0] == found.digest and was[1]:
+        elif (was := known.get(module)) and was[0] == found.digest and isinstance(was[1], str):
             summarised[module] = was
         else:
             summarised[module] = [found.digest, _summary_key(cache, facts, module)]
