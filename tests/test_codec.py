@@ -12,7 +12,7 @@ import pytest
 from test_walk_reads import PROJECTS, _recorded_walks
 
 from syncscan.findings import WitnessStep
-from syncscan.flow.codec import after_text, decode, encode, from_text, to_text
+from syncscan.flow.codec import Written, after_text, decode, encode, from_text, to_text
 from syncscan.flow.state import PathState
 
 
@@ -127,7 +127,7 @@ def test_a_value_written_after_another_text_holds_its_rows_and_comes_back() -> N
     built: list[Any] = []
     old = from_text(text, built=built)
     second = (old[1], PathState(launched=old[1].wait, guarded=True))
-    spliced = after_text(second, text, built)
+    spliced = after_text(second, Written(text, built))
     assert spliced is not None and spliced.startswith(text[: text.rindex(b"],[")])
     table, _ = json.loads(spliced)
     assert len(table) < len(built) + len(encode(second)[0])  # the old rows named again
@@ -137,4 +137,4 @@ def test_a_value_written_after_another_text_holds_its_rows_and_comes_back() -> N
     # A value decoded from the text is named by its row, with nothing to append.
     assert encode(old[1], after=built) == ([], [built.index(old[1])])
     # A text whose top is not a row is not appended to.
-    assert after_text(second, to_text("plain"), []) is None
+    assert after_text(second, Written(to_text("plain"), [])) is None

@@ -336,3 +336,26 @@ def test_a_class_whose_root_is_walked_afresh_is_judged_again(
     assert edited.stats["roots_resumed"] == 1
     assert edited.stats["units_judged"] == 0
     _same_as_fresh(edited, project)
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        lambda row: row.__setitem__(4, [10**9]),  # what judging read: outside the table
+        lambda row: row.__setitem__(6, [7]),  # the finals judged, not named
+        lambda row: row.__setitem__(5, "walks"),  # the walks judging relied on, not a list
+    ],
+    ids=["judging-ids", "judging-finals", "judging-walks"],
+)
+def test_damaged_judging_is_judged_again(tmp_path: Path, how) -> None:  # type: ignore[no-untyped-def]
+    """A kept class analysis whose judging fields are damaged is judged again
+    (never taken with what it does not say)."""
+    project = _two_classes(tmp_path / "project")
+    cache = tmp_path / "cache"
+    _checked(project, cache, 1)
+    damage(cache / "units.json", "reshape", lambda data: [how(row) for row in data["rows"]])
+    _insert_statement(project / "engine" / "runner.py", "Runner.execute_model")
+    edited = _checked(project, cache, 1)
+    assert edited.stats["roots_resumed"] >= 1  # a row not well formed: its class walked too
+    assert edited.stats["units_judged"] == 0
+    _same_as_fresh(edited, project)

@@ -205,20 +205,19 @@ class Written(NamedTuple):
 _TOP_ROW = re.compile(rb"\],\[\d+\]\]")
 
 
-def after_text(
-    value: Any, text: bytes, built: list[Any], classes: dict[str, type] = CLASSES
-) -> bytes | None:
-    """`value` as a text that holds `text`'s table and appends what `value`
-    holds besides the objects `built` from it (a kept walk resumed from
-    another: most of what it holds is the other's): the same value decodes,
-    written in a fraction of the time; None where `text` does not end as
-    `to_text` writes a value that is a row."""
+def after_text(value: Any, written: Written, classes: dict[str, type] = CLASSES) -> bytes | None:
+    """`value` as a text that holds the table of the text `written` and appends
+    what `value` holds besides the objects decoded from it (a kept walk resumed
+    from another: most of what it holds is the other's): the same value
+    decodes, written in a fraction of the time; None where the text does not
+    end as `to_text` writes a value that is a row."""
+    text = written.text
     end = text.rfind(b"],[")
     if end < 0 or not _TOP_ROW.fullmatch(text, end):
         return None
-    table, top = encode(value, classes, built)
+    table, top = encode(value, classes, written.built)
     rows = _DUMPS.encode(table).encode("utf-8")[1:-1]
     head = text[:end]
     if rows and head != b"[[":
         head += b","
-    return b"%s%s],%s]" % (head, rows, json.dumps(top).encode("utf-8"))
+    return b"%s%s],%s]" % (head, rows, _DUMPS.encode(top).encode("utf-8"))

@@ -39,8 +39,9 @@ from dataclasses import dataclass, field, replace
 from syncscan.flow.frames import Frame
 from syncscan.flow.host_syncs import HostSync, Journal, Region, RegionSite
 from syncscan.flow.state import PathState
+from syncscan.flow.stored import noted_apart
 from syncscan.flow.walk import Exit, ReturnInfo, Walker
-from syncscan.index import ir, reads
+from syncscan.index import ir
 from syncscan.index.moves import LineMap, add_pairs, in_order, markers_agree
 from syncscan.index.positions import layout
 from syncscan.index.summary import FunctionSummary
@@ -312,20 +313,14 @@ class Recorder:
         walker = self.walker
         syncs = walker.host_syncs
         syncs.journal()
-        outer = reads.push()
-        stored = walker.stored
-        touched = stored.push_touched() if stored is not None else None
         work = walker.work
         walker.called = called = set()
         exits: list[Exit] = []
         try:
-            yield exits
+            with noted_apart(walker.stored) as noted:
+                yield exits
         finally:
             walker.called = None
-            items = reads.pop(outer)
-            walks = (
-                stored.pop_touched(touched) if stored is not None and touched is not None else ()
-            )
             journal = syncs.journaled()
         self.segments.append(
             Segment(
@@ -333,12 +328,12 @@ class Recorder:
                 tuple(journal.syncs),
                 tuple(journal.regions),
                 (),
-                tuple(sorted(walks)),
+                tuple(sorted(noted.walks)),
                 walker.work - work,
                 (),
             )
         )
-        self.read.append(items)
+        self.read.append(noted.items)
         self.ran_by.append(called)
 
     def ran(self) -> set[str]:

@@ -92,7 +92,6 @@ def walk_root(
         if same and _order_free(walker, recorder, resume):
             shift = resume.at - kept.at[run]
             finals = _resumed(walker, program, recorder, kept, resume.names, run, shift)
-            store.resumed += 1
             store.realigned[key] = (frame.relpath, resume.alignment.lines)
             _keep(walker, store, key, frame, recorder, finals, now, resume)
             return finals

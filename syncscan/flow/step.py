@@ -41,6 +41,7 @@ from syncscan.flow.state import (
     same_memory,
     site_of,
 )
+from syncscan.flow.stored import noted_apart
 from syncscan.flow.streams import Hazard, StreamFacts, next_step_hazards
 from syncscan.flow.verdicts import DISCARDED, OUTSIDE_GUARD, UNBOUNDED
 from syncscan.flow.walk import Exit, Incomplete, ReturnInfo, Walker, with_fall_through
@@ -309,18 +310,10 @@ class StepAnalyzer:
         judged = self._judged(roots, met)
         if judged is not None:
             return judged
-        stored = self.walker.stored
-        outer = reads.push()
-        touched = stored.push_touched() if stored is not None else None
-        try:
+        with noted_apart(self.walker.stored) as noted:
             results = self._judge(walked, met)
-        finally:
-            items = reads.pop(outer)
-            walks = (
-                stored.pop_touched(touched) if stored is not None and touched is not None else set()
-            )
-        if self.units is not None and outer is not None:
-            self.units.judging(roots, items, walks, self._finals_named(roots) or [])
+        if self.units is not None and noted.recording:
+            self.units.judging(roots, noted.items, noted.walks, self._finals_named(roots) or [])
         return results
 
     def _judged(

@@ -27,13 +27,24 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from syncscan.flow.codec import CLASSES, from_text, located, to_text
 from syncscan.flow.memo import Assumptions, CalleeWalk
 from syncscan.flow.state import PathState
-from syncscan.index.item_table import IdsMatcher, ItemTable, changed_ids, opened, packed, unpacked
+from syncscan.index import reads
+from syncscan.index.item_table import (
+    IdsMatcher,
+    ItemTable,
+    changed_ids,
+    named,
+    opened,
+    packed,
+    unpacked,
+)
 from syncscan.index.store_texts import Texts, TextsWriter
 from syncscan.relocate import NO_MOVES, Moves, StateCarrier
 
@@ -245,7 +256,7 @@ class StoredWalks:
         found = self._closures.get(key)
         if found is None:
             row = self._rows[key]
-            own = {self._items[i] for i in unpacked(self._items, row[6])}
+            own = set(named(self._items, unpacked(self._items, row[6])))
             for child in row[7]:
                 own |= self._closure(child)
             found = self._closures[key] = frozenset(own)
@@ -376,3 +387,29 @@ def _above(keys: list[str], parents: dict[str, list[str]]) -> set[str]:
             found.add(key)
             keys.extend(parents.get(key, ()))
     return found
+
+
+@dataclass
+class Noted:
+    """What a stretch of the walk read and the kept walks it made or took
+    (`noted_apart`); `recording`: whether the run records reads at all."""
+
+    items: frozenset[str] | set[str] = reads.NOTHING
+    walks: set[str] = field(default_factory=set)
+    recording: bool = False
+
+
+@contextmanager
+def noted_apart(stored: StoredWalks | None) -> Iterator[Noted]:
+    """Note what the code inside reads (reads.py `push`) and the walks it makes
+    or takes (`stored`, where there is one) apart, as a root's statement or a
+    class's judging needs them; they count around it too."""
+    noted = Noted()
+    outer = reads.push()
+    touched = stored.push_touched() if stored is not None else None
+    try:
+        yield noted
+    finally:
+        noted.items, noted.recording = reads.pop(outer), outer is not None
+        if stored is not None and touched is not None:
+            noted.walks = stored.pop_touched(touched)

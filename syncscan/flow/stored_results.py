@@ -53,6 +53,7 @@ class StoredResults:
         self._format = fmt
         self._classes = classes
         self._texts = texts
+        self._moves = moves
         self._carrier = StateCarrier(moves, located(classes))
         self._carry: set[str] = set()  # keys of valid results whose lines moved
         self._items: list[str] = []

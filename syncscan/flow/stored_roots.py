@@ -46,14 +46,18 @@ class StoredRoots(StoredResults):
         moves: Moves = NO_MOVES,
     ) -> None:
         super().__init__(document, changed, config, texts, moves, ROOT_CLASSES, FORMAT)
-        self._moves = moves
         self._changed = changed or frozenset()
         self._made: list[str] = []  # keys kept since `news`
-        self.resumed = 0  # roots resumed from their kept walks (root_resume.py)
         # This run's roots by key: the name of the finals each walk kept ended
-        # in (KeptRoot.finals_id), and where a resumed one's own lines went.
+        # in (KeptRoot.finals_id), and where the own lines of each root resumed
+        # from its kept walk went (root_resume.py).
         self.walked: dict[str, str] = {}
         self.realigned: dict[str, tuple[str, LineMap]] = {}
+
+    @property
+    def resumed(self) -> int:
+        """How many roots resumed from their kept walks (here or in a walk worker)."""
+        return len(self.realigned)
 
     def shape(self, key: str) -> Shape | None:
         """The shape of the root's kept walk, where one is kept for `key`."""
@@ -122,8 +126,8 @@ class StoredRoots(StoredResults):
 
     def _carried(self, row: Row, relpath: str, lines: LineMap) -> bytes | None:
         _, _, text = self._texts.text(row[2]).partition(b"\n")
-        moves = realigned(self._moves, [(relpath, lines)])
-        return StateCarrier(moves, located(self._classes))(text) if moves is not None else None
+        carrier = realigned_carrier(self._moves, [(relpath, lines)], self._classes)
+        return carrier(text) if carrier is not None else None
 
     def keep_root(
         self,
@@ -139,38 +143,41 @@ class StoredRoots(StoredResults):
         but its own function (`names`, in the order its segments number them)."""
         text = None
         if resumed is not None and kept.spliced:
-            text = after_text(kept, resumed.text, resumed.built, self._classes)
+            text = after_text(kept, resumed, self._classes)
         if text is None:
             text = to_text(dataclasses.replace(kept, spliced=0), self._classes)
         text = _joined(shape, text)
         self._kept[key] = [key, names, text, walks]
         self._made.append(key)
 
-    def news(self) -> tuple[list[Row], int]:
+    def news(self) -> tuple[list[Row], dict[str, tuple[str, LineMap]]]:
         """The rows kept and the roots resumed since the last call (a walk
         worker sends them back)."""
-        found = ([self._kept[key] for key in self._made if key in self._kept], self.resumed)
-        self._made, self.resumed = [], 0
+        found = ([self._kept[key] for key in self._made if key in self._kept], self.realigned)
+        self._made, self.realigned = [], {}
         return found
 
-    def adopt(self, news: tuple[list[Row], int]) -> None:
+    def adopt(self, news: tuple[list[Row], dict[str, tuple[str, LineMap]]]) -> None:
         """What a walk worker kept and resumed."""
-        rows, resumed = news
+        rows, realigned = news
         for row in rows:
             self._kept[row[0]] = row
-        self.resumed += resumed
+        self.realigned.update(realigned)
 
 
-def realigned(moves: Moves, roots: Iterable[tuple[str, LineMap]]) -> Moves | None:
-    """`moves` with the lines of each root's own function (in its file, the
-    relative path) where an alignment put them; None where the two disagree."""
+def realigned_carrier(
+    moves: Moves, roots: Iterable[tuple[str, LineMap]], classes: dict[str, type]
+) -> StateCarrier | None:
+    """What carries a kept state of `classes` by `moves` and the lines of each
+    root's own function (in its file, the relative path) where an alignment put
+    them; None where the two disagree."""
     maps = dict(moves.lines)
     for relpath, lines in roots:
         merged = dict(maps.get(relpath, {}))
         if not add_pairs(merged, lines.items()):
             return None
         maps[relpath] = merged
-    return Moves(maps, moves.root, moves.items)
+    return StateCarrier(Moves(maps, moves.root, moves.items), located(classes))
 
 
 def _joined(shape: Shape, text: bytes) -> bytes:

@@ -33,17 +33,17 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from syncscan.flow.codec import CLASSES, from_text, located
+from syncscan.flow.codec import CLASSES, from_text
 from syncscan.flow.state import PathState
 from syncscan.flow.step import Outcome, StepPath, StepRoot
 from syncscan.flow.stored import Row
 from syncscan.flow.stored_results import StoredResults, Taken
-from syncscan.flow.stored_roots import realigned as realigned_moves
+from syncscan.flow.stored_roots import realigned_carrier
 from syncscan.flow.walk import ReturnInfo
 from syncscan.index.item_table import ItemTable, KeptIds, named
 from syncscan.index.moves import LineMap
 from syncscan.index.store_texts import Texts
-from syncscan.relocate import NO_MOVES, Moves, StateCarrier
+from syncscan.relocate import NO_MOVES, Moves
 
 FORMAT = 3  # 3: what judging the walks read, apart (`judging`)
 _UNIT_CLASSES = {**CLASSES, "StepPath": StepPath, "ReturnInfo": ReturnInfo}
@@ -85,7 +85,6 @@ class StoredUnits(StoredResults):
         self._judging: dict[str, Judging] = {}  # key -> this run's, for `keep_unit`
         self._judged_taken: dict[str, tuple[list[Outcome], bytes]] = {}
         self.judged = 0  # units whose judging was taken (`take_judged`)
-        self._moves = moves
         super().__init__(document, changed, config, texts, moves, _UNIT_CLASSES, FORMAT)
 
     def _loaded(self, rows: list[Row], touched: set[int]) -> None:
@@ -130,10 +129,8 @@ class StoredUnits(StoredResults):
         row = self._judged.get(key)
         if row is None or row[6] != finals:
             return None
-        moves = realigned_moves(self._moves, realigned)
-        if moves is None:
-            return None
-        text = StateCarrier(moves, located(self._classes))(self._texts.text(row[2]))
+        carrier = realigned_carrier(self._moves, realigned, self._classes)
+        text = carrier(self._texts.text(row[2])) if carrier is not None else None
         if text is None:
             return None
         try:
