@@ -1,3 +1,3 @@
-from syncscan.cli import main
+from syncscan.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -14,10 +14,11 @@ The analysis is imported only when a command needs it, so `--version` and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from syncscan import __version__
 from syncscan.project import ConfigError, project_root_of, vcs_root
@@ -607,5 +608,21 @@ def _internal_error(args: argparse.Namespace, err: Console, error: Exception) ->
         pass  # the message on stderr and the exit status still say it
 
 
+def entry() -> NoReturn:
+    """The console script and `python -m syncscan`: `main`, then an exit that
+    skips tearing the heap down. A run leaves hundreds of megabytes of small
+    objects (summaries, paths) that interpreter shutdown frees one by one
+    (vLLM 0.33.0: 40 ms after an edit, more after a cold run) when the
+    process is about to give them all back at once. Everything is written by
+    then: reports, the cache (closed files), the worker processes (joined);
+    the standard streams are flushed here."""
+    status = main()
+    for stream in (sys.stdout, sys.stderr):
+        # A closed pipe (`| head`): nothing is left to say.
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()
