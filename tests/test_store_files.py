@@ -165,3 +165,39 @@ def test_edits_write_deltas_and_the_runs_after_them_are_fresh_analyses(tmp_path:
     for name in ("walks.json", "quiescence.json"):
         assert (cache / (name + store_files.SUFFIX)).exists()
         assert (cache / name).read_bytes() == wholes[name]
+
+
+def test_an_item_table_is_written_as_lines_and_read_back(tmp_path: Path) -> None:
+    """The table is not in the JSON (it is read with a split), and the store
+    reads back as written, texts after it included; a table that a line break
+    would split stays in the JSON."""
+    cache = SummaryCache(tmp_path)
+    items = ["m\0function\0m.f", "m\0class\0m.C", "", "\u00e9\0name\0x"]
+    document, blob = _store(ROWS, items)
+    store_files.write(cache, NAME, document, blob, "t1", None, 2)
+    header, _, rest = (tmp_path / NAME).read_bytes().partition(b"\n")
+    assert b"function" not in header and rest.startswith("\n".join(items).encode())
+    found, texts, _ = store_files.read(cache, NAME, "t1")
+    assert found["items"] == items and _as_read(found, texts) == _as_read(document, blob)
+    for empty in ([], [""]):
+        cache.write_framed("t.json", {"items": empty, "rows": []}, b"tail", "items")
+        assert cache.read_framed("t.json") == ({"items": empty, "rows": []}, b"tail")
+    broken = ["a\nb", "c"]
+    cache.write_framed("t.json", {"items": broken}, b"tail", "items")
+    assert b"a\\nb" in (tmp_path / "t.json").read_bytes()
+    assert cache.read_framed("t.json") == ({"items": broken}, b"tail")
+
+
+@pytest.mark.parametrize("count", [1, 3], ids=["too-few", "too-many"])
+def test_an_item_table_of_another_length_is_damage(tmp_path: Path, count: int) -> None:
+    """A table whose lines are not as many as its header says (a file cut or
+    edited) is no table: the store reads as missing."""
+    cache = SummaryCache(tmp_path)
+    cache.write_framed(NAME, {"items": ["a", "b"], "rows": []}, b"tail", "items")
+    path = tmp_path / NAME
+    path.write_bytes(
+        path.read_bytes().replace(
+            b'"framed_lines":["items",2,', f'"framed_lines":["items",{count},'.encode()
+        )
+    )
+    assert cache.read_framed(NAME) == (None, b"")

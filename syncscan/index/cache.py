@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 # Bump when ModuleSummary or the IR changes shape or meaning.
 SUMMARY_FORMAT = 12
+# The header field naming a framed document's field written as lines (`write_framed`).
+_LINES = "framed_lines"
 
 _TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -120,22 +122,45 @@ class SummaryCache:
             (self.directory / name).unlink(missing_ok=True)
 
     def read_framed(self, name: str) -> tuple[Any, bytes]:
-        """A document written by `write_framed`: its JSON data and the bytes
-        after it; (None, b"") when missing or damaged."""
+        """A document written by `write_framed`: its JSON data (its field of
+        lines restored) and the bytes after it; (None, b"") when missing or
+        damaged."""
         try:
             content = read_regular_file(self.directory / name)
             end = content.index(b"\n")
-            return json.loads(content[:end]), content[end + 1 :]
-        except (OSError, ValueError, RecursionError):
+            data = json.loads(content[:end])
+            start = end + 1
+            lines = data.pop(_LINES, None) if isinstance(data, dict) else None
+            if lines is not None:
+                field, count, size = lines
+                text = content[start : start + size].decode("utf-8")
+                data[field] = text.split("\n") if count else []
+                if len(data[field]) != count or content[start + size : start + size + 1] != b"\n":
+                    return None, b""
+                start += size + 1
+            return data, content[start:]
+        except (OSError, ValueError, RecursionError, TypeError, AttributeError):
             return None, b""
 
-    def write_framed(self, name: str, data: Any, blob: bytes) -> None:
+    def write_framed(
+        self, name: str, data: Any, blob: bytes, lines_field: str | None = None
+    ) -> None:
         """A JSON document followed by a blob of bytes it names by offset (a
-        kept store's texts, index/store_texts.py): one file, written at once."""
+        kept store's texts, index/store_texts.py): one file, written at once.
+        `lines_field`: a field of `data` holding a long list of strings (a
+        store's item table, 30,000 names with NULs that JSON escapes), written
+        as lines between the two: read back with a split, not a parse."""
         try:
             self._prepare()
+            middle: list[bytes] = []
+            lines = data.get(lines_field) if lines_field is not None else None
+            encoded = _as_lines(lines)
+            if encoded is not None:
+                data = {k: v for k, v in data.items() if k != lines_field}
+                data[_LINES] = [lines_field, len(lines), len(encoded)]
+                middle = [encoded, b"\n"]
             header = json.dumps(data, separators=(",", ":")).encode("utf-8")
-            _write_bytes_atomic(self.directory / name, b"".join((header, b"\n", blob)))
+            _write_bytes_atomic(self.directory / name, b"".join((header, b"\n", *middle, blob)))
         except OSError:
             pass  # a read-only cache costs speed, never results
 
@@ -155,6 +180,20 @@ class SummaryCache:
 def _write_atomic(target: Path, data: Any) -> None:
     text = json.dumps(data, separators=(",", ":"), default=_node_json)
     _write_bytes_atomic(target, text.encode("utf-8"))
+
+
+def _as_lines(value: Any) -> bytes | None:
+    """`value`, a list of strings none of which holds a line break, as their
+    lines in UTF-8; None where it is not such a list (it stays in the JSON)."""
+    if not isinstance(value, list) or not all(type(x) is str for x in value):
+        return None
+    text = "\n".join(value)
+    if text.count("\n") != max(0, len(value) - 1):
+        return None
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: JSON escapes it
+        return None
 
 
 def _write_bytes_atomic(target: Path, payload: bytes) -> None:

@@ -28,6 +28,9 @@ from typing import Any
 from syncscan.index.cache import SummaryCache
 
 SUFFIX = ".delta"
+# A store's item table (and a delta's new items): written as lines, not JSON
+# (cache.py `write_framed`): three tables of 30,000 names a run on vLLM 0.33.0.
+ITEMS = "items"
 _SHARE = 2  # the store is written whole once the delta outgrows 1/_SHARE of it
 
 
@@ -78,11 +81,13 @@ def write(
     except (TypeError, ValueError):  # a damaged row of the whole store: write it whole
         delta = None
     if delta is None or whole is None:
-        cache.write_framed(name, {**document, "token": token}, blob)
+        cache.write_framed(name, {**document, "token": token}, blob, ITEMS)
         cache.discard(name + SUFFIX)
         return
     header, texts = delta
-    cache.write_framed(name + SUFFIX, {**header, "whole": whole.token, "token": token}, texts)
+    cache.write_framed(
+        name + SUFFIX, {**header, "whole": whole.token, "token": token}, texts, ITEMS
+    )
 
 
 def _whole(document: Any, blob: bytes) -> Whole | None:
