@@ -15,6 +15,8 @@ from engine_trees import fetch_release
 from syncscan.cli import main
 from syncscan.flow import walk
 from syncscan.flow.stored_roots import StoredRoots
+from syncscan.index import store_files
+from syncscan.index.cache import SummaryCache
 from syncscan.runner import RunResult, run
 
 REPO = Path(__file__).resolve().parent.parent
@@ -158,12 +160,11 @@ def damage(path: Path, how: str, reshape: Callable[[dict], None]) -> None:
     elif how in ("[]", "null"):  # JSON, but not an object
         path.write_text(how)
     elif b"\n" in content:
-        header, texts = content.split(b"\n", 1)
-        data = json.loads(header)
+        cache = SummaryCache(path.parent)
+        data, texts = cache.read_framed(path.name)
         data["_texts"] = texts.decode()
         reshape(data)
-        texts = data.pop("_texts").encode()
-        path.write_bytes(json.dumps(data).encode() + b"\n" + texts)
+        cache.write_framed(path.name, data, data.pop("_texts").encode(), store_files.ITEMS)
     else:
         data = json.loads(content)
         reshape(data)
@@ -179,8 +180,8 @@ def add_text(data: dict, text: str) -> list[int]:
 
 
 def framed(path: Path) -> dict:
-    """The JSON of a kept store's framed file (without its texts)."""
-    return json.loads(path.read_bytes().split(b"\n", 1)[0])
+    """The document of a kept store's framed file (without its texts)."""
+    return SummaryCache(path.parent).read_framed(path.name)[0]
 
 
 def signature(result: RunResult) -> list[tuple]:

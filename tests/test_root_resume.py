@@ -21,6 +21,7 @@ from test_stored import PROBE, _same_as_fresh
 from syncscan.flow.codec import from_text
 from syncscan.flow.root_resume import SPLICES
 from syncscan.flow.stored_roots import ROOT_CLASSES
+from syncscan.index.cache import SummaryCache
 from syncscan.runner import RunResult
 
 
@@ -75,8 +76,8 @@ def test_an_edit_to_a_step_root_resumes_its_kept_walk(project: Path, tmp_path: P
 
 def _kept_spliced(cache: Path) -> int:
     """How many resumes the one root's kept text was appended by (stored_roots.py)."""
-    header, texts = (cache / "roots.json").read_bytes().split(b"\n", 1)
-    (row,) = json.loads(header)["rows"]
+    document, texts = SummaryCache(cache).read_framed("roots.json")
+    (row,) = document["rows"]
     start, size = row[2]
     _, text = texts[start : start + size].split(b"\n", 1)
     return from_text(text, ROOT_CLASSES).spliced

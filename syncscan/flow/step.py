@@ -90,11 +90,37 @@ class StepPath:
     hazards: tuple[Hazard, ...] = ()
 
 
+@dataclass(frozen=True)
+class RulesState(PathState):
+    """A path's state as far as the rules read it: its assumptions (the mode),
+    its first pinned write and that write's device reader (the witness); the
+    rest (pending accesses, events, stream facts: most of a kept class
+    analysis) is left at its default. A class analysis taken from the cache
+    holds these (stored_units.py): the findings need nothing else, and the
+    audit, which reads whole states, refuses them."""
+
+
 Final = tuple[PathState, tuple[ReturnInfo, ...]]
 # A root's result as plain data: paths, why incomplete, host syncs, regions.
 Outcome = tuple[
     list[StepPath], str | None, tuple[HostSync, ...], dict[Region, frozenset[RegionSite]]
 ]
+
+
+def for_rules(outcome: Outcome) -> Outcome:
+    """`outcome` with each path's state reduced to what the rules read (`RulesState`)."""
+    paths, incomplete, syncs, regions = outcome
+    return (
+        [
+            replace(p, state=RulesState(p.state.assumptions, p.state.write, reader=p.state.reader))
+            for p in paths
+        ],
+        incomplete,
+        syncs,
+        regions,
+    )
+
+
 NextStep = tuple[str, Final]  # a path of an entry point, with that entry point's name
 
 

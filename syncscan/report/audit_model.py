@@ -560,6 +560,10 @@ def build(result: RunResult) -> Audit:
 
     if result.analysis is None:
         raise ValueError("the audit needs an analysis, not reused findings")
+    from syncscan.flow.step import RulesState
+
+    if any(type(p.state) is RulesState for r in result.analysis.step_results for p in r.paths):
+        raise ValueError("the audit needs whole path states, not a class analysis's kept for rules")
     rel = _Relative(result.project.root)
     roots, paths = _roots(result, rel)
     quiescence = _quiescence(result, rel)
