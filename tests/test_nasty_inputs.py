@@ -177,6 +177,17 @@ def test_character_columns_of_a_long_non_ascii_line_are_linear() -> None:
     assert source.column(1, 3) == 4
 
 
+def test_character_columns_count_wide_characters_once() -> None:
+    """Characters of two, three and four bytes, anywhere in a line, each count one."""
+    from syncscan.index.build import _Source
+
+    lines = ["é = f(中, '😀') + ß", "x = 1", "   y = g('é中😀ß', z)  # ü"]
+    source = _Source("\n".join(lines) + "\n")
+    for number, line in enumerate(lines, start=1):
+        for index in range(len(line) + 1):
+            assert source.column(number, len(line[:index].encode())) == index + 1, (line, index)
+
+
 def test_text_scan_still_finds_headers() -> None:
     found = scan(b"class A(Base,\n        Mixin):\n    def f(self): pass\nasync  def g(): pass\n")
     assert found.classes == (("A", "Base,\n        Mixin"),)
