@@ -563,7 +563,10 @@ def build(result: RunResult) -> Audit:
     from syncscan.flow.step import RulesState
 
     if any(type(p.state) is RulesState for r in result.analysis.step_results for p in r.paths):
-        raise ValueError("the audit needs whole path states, not a class analysis's kept for rules")
+        raise ValueError(
+            "the audit needs whole path states; a class analysis taken from the cache"
+            " keeps only what the rules read"
+        )
     rel = _Relative(result.project.root)
     roots, paths = _roots(result, rel)
     quiescence = _quiescence(result, rel)
