@@ -18,13 +18,15 @@ from test_kept_units import _checked, _two_classes
 from test_stored import _insert_statement
 
 from syncscan.findings import finding_to_data
+from syncscan.flow.context import Analysis
 from syncscan.flow.state import PathState
 from syncscan.flow.step import RootAnalysis, RulesState, for_rules
 from syncscan.report import audit_model
 from syncscan.runner import run
 
 
-def _findings(analysis) -> list[dict]:  # type: ignore[no-untyped-def]
+def _findings(analysis: Analysis) -> list[dict[str, Any]]:
+    """Every rule's findings on `analysis`, as data, in one order."""
     found = [f for rule in all_rules() for f in rule().check(analysis)]
     return sorted((finding_to_data(f) for f in found), key=repr)
 
