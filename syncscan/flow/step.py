@@ -122,6 +122,8 @@ def for_rules(outcome: Outcome) -> Outcome:
 
 
 NextStep = tuple[str, Final]  # a path of an entry point, with that entry point's name
+# What a root's phases met: its host syncs, and its sanctioned regions with the syncs inside.
+Met = tuple[tuple[HostSync, ...], dict[Region, frozenset[RegionSite]]]
 
 
 @dataclass
@@ -324,7 +326,7 @@ class StepAnalyzer:
         walked: list[tuple[StepRoot, list[Final] | str]] = []
         # Per root, the host syncs and sanctioned regions its phases met (the
         # resolution walks of `_verdict` come later and count for neither).
-        met: list[tuple[tuple[HostSync, ...], dict[Region, frozenset[RegionSite]]]] = []
+        met: list[Met] = []
         syncs = self.walker.host_syncs
         for root in roots:
             if walking is not None:
@@ -345,7 +347,7 @@ class StepAnalyzer:
     def _judged(
         self,
         roots: list[StepRoot],
-        met: list[tuple[tuple[HostSync, ...], dict[Region, frozenset[RegionSite]]]],
+        met: list[Met],
     ) -> list[RootAnalysis] | None:
         """The roots' analyses as an earlier run judged them, where each root's
         walk ended in the paths judged then (its kept walk's, resumed: they are
@@ -384,7 +386,7 @@ class StepAnalyzer:
     def _judge(
         self,
         walked: list[tuple[StepRoot, list[Final] | str]],
-        met: list[tuple[tuple[HostSync, ...], dict[Region, frozenset[RegionSite]]]],
+        met: list[Met],
     ) -> list[RootAnalysis]:
         """Each path's verdict against the next steps the loop may run: any path
         of any of the roots."""

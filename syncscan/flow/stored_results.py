@@ -101,18 +101,28 @@ class StoredResults:
         text = self._texts.text(row[2])
         if key in self._carry:
             text = self._carrier(text)
-            if text is None:
-                return None  # it names a line the move does not say: made again
-        try:
-            value = from_text(text, self._classes)
-            names = named(self._items, row[1])
-        except ValueError:
-            return None
-        if not plausible(value):
+        decoded = self._decoded(text, row[1], plausible)
+        if decoded is None:
             return None
         self.taken += 1
         self._kept[key] = [key, KeptIds(row[1]), text, row[3], *self._extra_kept(row)]
-        return value, names, row[3]
+        return decoded[0], decoded[1], row[3]
+
+    def _decoded(
+        self, text: bytes | None, ids: Any, plausible: Callable[[Any], bool]
+    ) -> tuple[Any, list[str]] | None:
+        """A kept text's value, and the items `ids` name, where it decodes to a
+        value `plausible` accepts and the ids name items of the table; None
+        otherwise, and where `text` is None (it names a line the move does not
+        say: made again)."""
+        if text is None:
+            return None
+        try:
+            value = from_text(text, self._classes)
+            names = named(self._items, ids)
+        except ValueError:
+            return None
+        return (value, names) if plausible(value) else None
 
     def _extra_kept(self, row: Row) -> list[Any]:
         """A row's extra fields as kept for the next run where it is taken."""

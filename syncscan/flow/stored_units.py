@@ -36,14 +36,14 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from syncscan.flow.codec import CLASSES, from_text
+from syncscan.flow.codec import CLASSES
 from syncscan.flow.state import PathState
 from syncscan.flow.step import Outcome, RulesState, StepPath, StepRoot, for_rules
 from syncscan.flow.stored import Row
 from syncscan.flow.stored_results import StoredResults, Taken
 from syncscan.flow.stored_roots import realigned_carrier
 from syncscan.flow.walk import ReturnInfo
-from syncscan.index.item_table import ItemTable, KeptIds, named
+from syncscan.index.item_table import ItemTable, KeptIds
 from syncscan.index.moves import LineMap
 from syncscan.index.store_texts import Texts
 from syncscan.relocate import NO_MOVES, Moves
@@ -139,15 +139,10 @@ class StoredUnits(StoredResults):
             return None
         carrier = realigned_carrier(self._moves, realigned, self._classes)
         text = carrier(self._texts.text(row[2])) if carrier is not None else None
-        if text is None:
+        decoded = self._decoded(text, row[4], lambda o: _plausible(o, len(roots)) and fits(o))
+        if decoded is None:
             return None
-        try:
-            outcomes = from_text(text, self._classes)
-            names = named(self._items, row[4])
-        except ValueError:
-            return None
-        if not _plausible(outcomes, len(roots)) or not fits(outcomes):
-            return None
+        outcomes, names = decoded
         self.judged += 1
         self._judged_taken[key] = (outcomes, text)
         self._judging[key] = Judging(KeptIds(row[4]), row[5], finals)

@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 from syncscan.findings import Finding, WitnessStep
 from syncscan.flow.quiescence import QuiescenceResult
 from syncscan.flow.state import HOST_READ, Trace
-from syncscan.flow.step import RootAnalysis, StepPath
+from syncscan.flow.step import RootAnalysis, RulesState, StepPath
 from syncscan.index import ir
 from syncscan.report import step_graph
 from syncscan.report.result import RunResult
@@ -560,8 +560,6 @@ def build(result: RunResult) -> Audit:
 
     if result.analysis is None:
         raise ValueError("the audit needs an analysis, not reused findings")
-    from syncscan.flow.step import RulesState
-
     if any(type(p.state) is RulesState for r in result.analysis.step_results for p in r.paths):
         raise ValueError(
             "the audit needs whole path states; a class analysis taken from the cache"
