@@ -13,12 +13,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import BUGGY, FIXTURES, SHAPES, add_text, copy_project, damage
+from helpers import BUGGY, FIXTURES, SHAPES, add_text, copy_project, damage, write_project
 from test_kept_units import _two_classes
 from test_reuse import checked
-from test_stored import PROBE, _same_as_fresh
+from test_stored import HELPER, ONE_ROOT, PROBE, RUNNER_CLASS, _same_as_fresh
 
 from syncscan.flow.codec import from_text
+from syncscan.flow.root_record import _run_starts
 from syncscan.flow.root_resume import SPLICES
 from syncscan.flow.stored_roots import ROOT_CLASSES
 from syncscan.index.cache import SummaryCache
@@ -132,6 +133,43 @@ def test_an_edit_that_changes_what_the_rest_reads_walks_the_root_whole(
     again = checked(copy, cache)
     assert again.stats["roots_resumed"] == 0
     _same_as_fresh(again, copy)
+
+
+BACK_INTO_THE_ROOT = (
+    RUNNER_CLASS
+    + """        self.helper.g()
+        if batch.inner is not None:
+            return self._prebuilt(batch)
+        return None
+
+    def _prebuilt(self, batch):
+        return self.execute_model(batch.inner)
+"""
+)
+
+
+def test_a_root_that_calls_itself_back_cuts_the_call_and_resumes(tmp_path: Path) -> None:
+    """The step root runs itself again through a helper (SGLang's prebuilt
+    batch runs `run_batch` on its inner idle batch): the call back is a
+    recursion cut, as in any callee walk, not a second walk of the whole step
+    that no run could keep; an edit to the root resumes its kept walk."""
+    files = {"engine/__init__.py": "", "engine/helper.py": HELPER}
+    project = write_project(
+        tmp_path / "project", {**files, "engine/runner.py": BACK_INTO_THE_ROOT}, ONE_ROOT
+    )
+    cache = tmp_path / "cache"
+    checked(project, cache)
+    _insert_before(project / "engine" / "runner.py", "Runner.execute_model", 0, PROBE)
+    again = checked(project, cache)
+    assert again.stats["roots_resumed"] == 1
+    _same_as_fresh(again, project)
+
+
+def test_a_statement_of_a_run_s_work_begins_a_run_of_its_own() -> None:
+    """A few light statements, then one holding most of the work: an edit among
+    the light ones resumes before the heavy one, not after it."""
+    assert _run_starts([1, 1, 100, 1, 1], 8) == [0, 2, 3, 4]
+    assert _run_starts([10] * 16, 8) == [0, 2, 4, 6, 8, 10, 12, 14]
 
 
 # The root's own body holds a marked sync (the fixture's is in a callee).

@@ -24,9 +24,9 @@ raises, marker comments beside a line). `align` refuses an edit that may change
 that whole-function reading for the statements taken: a name the edited
 statements bind is named elsewhere in the function, the fresh tensors differ,
 a marker no longer stands beside its line. root_resume.py refuses a resume
-whose memoised walks may differ in the other order (the depth limit met, or a
-function whose walks met a recursion cut running in the edited statements),
-and keeps no walk of a root that runs the root itself as a callee.
+whose memoised walks may differ in the other order (a function whose walks met
+a recursion cut or the depth limit running in the edited statements), and
+keeps no walk of a root that runs the root itself as a callee.
 """
 
 from __future__ import annotations
@@ -409,14 +409,18 @@ class Recorder:
 
 def _run_starts(work: list[int], runs: int) -> list[int]:
     """The first statement of each of at most `runs` runs of about equal work
-    (the first run starts at the first statement)."""
+    (the first run starts at the first statement). A statement of a run's work
+    or more begins a run of its own: an edit above it resumes before it, not
+    after it (SGLang's `run_batch` is a few lines, then one `if` holding
+    nearly all of the step)."""
     if not work:
         return []
     total = sum(work)
     starts, done = [0], 0
     for k, cost in enumerate(work[:-1]):
         done += cost
-        if done * runs >= total * len(starts) and len(starts) < runs:
+        heavy = work[k + 1] * runs >= total
+        if (done * runs >= total * len(starts) or heavy) and len(starts) < runs:
             starts.append(k + 1)
     return starts
 

@@ -125,13 +125,11 @@ def _resume_point(store: StoredRoots, key: str, frame: Frame, now: Shape) -> Res
 
 def _order_free(walker: Walker, recorder: Recorder, resume: Resume) -> bool:
     """Whether the kept walk's rest is what walking it after this run's
-    statements gives. The walks are what they are in any order (walk.py
-    `within_depth`), but those that met a recursion cut (`cut_functions`): a
-    later call reuses such a walk from where it was made first. The edited
+    statements gives. The walks are what they are in any order, but those that
+    met a recursion cut or the depth limit (walk.py `cut_functions`): a later
+    call reuses such a walk from where it was made first. The edited
     statements, kept and new, run none of those functions: the statements
     around them make the same such walks in the same order."""
-    if not walker.within_depth():
-        return False
     kept, edit = resume.kept, resume.alignment
     cut = walker.cut_functions() | set(kept.cut)
     edited = kept.ran_in(edit.edited, edit.kept_at) | recorder.ran_in(edit.edited, edit.resume_at)
@@ -167,13 +165,11 @@ def _keep(
     resumed: Resume | None = None,
 ) -> None:
     """Keep the root's walk for the next run, unless some walk in it ran the
-    root's own function as a callee (that walk read the whole body) or met the
-    depth limit (walk.py `within_depth`). A walk `resumed` from a kept one is
-    written after its text (`SPLICES` times, then whole again)."""
+    root's own function as a callee (that walk read the whole body). A walk
+    `resumed` from a kept one is written after its text (`SPLICES` times, then
+    whole again)."""
     function = frame.function
     if context_key(function.qualname, frame.scope.self_class) in recorder.ran():
-        return
-    if not walker.within_depth():
         return
     spliced = resumed.kept.spliced + 1 if resumed is not None else 0
     finals_id = resumed.kept.finals_id if resumed is not None else os.urandom(8).hex()

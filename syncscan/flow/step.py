@@ -526,11 +526,14 @@ class StepAnalyzer:
         ) -> list[tuple[PathState, tuple[ReturnInfo, ...]]]:
             return self._continued(root, frame, anchors, fall, exits)
 
-        if self.roots is not None and self.walker.stored is not None:
-            key = _key(root)
-            return walk_root(self.walker, self.roots, self.program, key, frame, entry, after_body)
-        fall, exits = self.walker.run(frame, entry)
-        return after_body(fall, exits)
+        with self.walker.rooted(frame):
+            if self.roots is not None and self.walker.stored is not None:
+                key = _key(root)
+                return walk_root(
+                    self.walker, self.roots, self.program, key, frame, entry, after_body
+                )
+            fall, exits = self.walker.run(frame, entry)
+            return after_body(fall, exits)
 
     def _continued(
         self,

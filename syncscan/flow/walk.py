@@ -11,7 +11,8 @@ Work is bounded: past the budget the root is reported incomplete.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -56,7 +57,7 @@ from syncscan.resolve.calls import Callee, CallResolver, CallSite, passed_argume
 from syncscan.resolve.program import Program
 from syncscan.resolve.types import Scope, TypeOracle
 
-MAX_DEPTH = 24
+MAX_DEPTH = 48
 RELEASES = "releases device memory"
 DEFAULT_BUDGET = 400_000
 
@@ -144,6 +145,10 @@ class Walker:
         self._made_nested: list[CalleeWalk] = []
         self._reach = 0
         self._truncating = False
+        # The functions (context keys) whose walks in this root may be other
+        # ones in another order of walks: walks the depth limit cut, or used
+        # where a walk made here would meet it or cut a recursion.
+        self._order_bound: set[str] = set()
         # The functions this root walked in a way no run keeps (stored.py).
         self._unkept: set[str] = set()
         # Where a root's statements are recorded (root_record.py): the functions
@@ -156,21 +161,30 @@ class Walker:
         self.work = 0
         self._unkept = set()
         self._reach, self._truncating = 0, False
+        self._order_bound = set()
         if self.stored is not None:
             self.stored.restart()
 
-    def within_depth(self) -> bool:
-        """Whether this root's walks so far met the depth limit nowhere, nor came
-        near it through a walk made elsewhere (a memoised or kept walk used at
-        another depth): they are then what they are in any order, but for
-        recursion cuts (`cut_functions`)."""
-        return not self._truncating and self._reach < MAX_DEPTH
+    @contextmanager
+    def rooted(self, frame: Frame) -> Iterator[None]:
+        """The root's function is active while its step is walked, as a callee's
+        is while its walk is under way: a call back into it (SGLang's prebuilt
+        batch runs `run_batch` on its inner idle batch) is a recursion cut, not
+        a second walk of the whole step below the first."""
+        context = (frame.function.qualname, frame.scope.self_class)
+        self._active[context] = set()
+        try:
+            yield
+        finally:
+            self._active.pop(context, None)
 
     def cut_functions(self) -> set[str]:
         """The functions (context keys) whose walks in this root hold only in the
         order they were made: walks that met a recursion cut, what they ran and
-        the functions they cut (a later call of one reuses the cut walk)."""
-        return self._memo.cut_functions()
+        the functions they cut (a later call of one reuses the cut walk); and
+        the walks the depth limit made depend on where they were made
+        (`_order_bound`). Every other walk is what it is in any order."""
+        return self._memo.cut_functions() | self._order_bound
 
     def configuration(self) -> str:
         """What a callee walk depends on besides its frame, start and items:
@@ -192,6 +206,7 @@ class Walker:
         """A call the depth limit leaves out: the walks under way hold only at
         this depth (stored.py keeps none of them)."""
         self._truncating = True
+        self._order_bound |= self._active_functions()
 
     # ------------------------------------------------------------------ entry points
     def frame_for(
@@ -1264,10 +1279,12 @@ class Walker:
         elif walk.items and reads.LOG is not None:
             reads.LOG.update(walk.items)
         self._reach = max(self._reach, depth + walk.height)
-        if walk.truncated or (
-            self._active and not walk.functions.isdisjoint(self._active_functions())
-        ):
+        recursive = self._active and not walk.functions.isdisjoint(self._active_functions())
+        if walk.truncated or recursive:
             self._truncating = True
+        if walk.truncated or recursive or depth + walk.height >= MAX_DEPTH:
+            # Made here first, it would be another walk: cut, or cut short.
+            self._order_bound |= walk.functions | self._active_functions()
         if as_walked:
             self.host_syncs.reenter(walk.regions, walk.sites)
 
