@@ -25,8 +25,8 @@ that whole-function reading for the statements taken: a name the edited
 statements bind is named elsewhere in the function, the fresh tensors differ,
 a marker no longer stands beside its line. root_resume.py refuses a resume
 whose memoised walks may differ in the other order (a function whose walks met
-a recursion cut or the depth limit running in the edited statements), and
-keeps no walk of a root that runs the root itself as a callee.
+a recursion cut or the depth limit running in the edited statements); no walk
+runs the root itself as a callee (a call back into it is a recursion cut).
 """
 
 from __future__ import annotations

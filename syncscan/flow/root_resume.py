@@ -32,7 +32,6 @@ from syncscan.flow.stored_roots import StoredRoots
 from syncscan.flow.walk import Exit, Walker
 from syncscan.index import reads
 from syncscan.index.summary import FunctionSummary, ModuleSummary, markers_unnoted
-from syncscan.resolve.callgraph import context_key
 from syncscan.resolve.program import Program
 
 AfterBody = Callable[[list[PathState], list[Exit]], list[Final]]
@@ -93,14 +92,14 @@ def walk_root(
             shift = resume.at - kept.at[run]
             finals = _resumed(walker, program, recorder, kept, resume.names, run, shift)
             store.realigned[key] = (frame.relpath, resume.alignment.lines)
-            _keep(walker, store, key, frame, recorder, finals, now, resume)
+            _keep(store, key, frame, recorder, finals, now, resume)
             return finals
         states, more = recorder.walk(frame, states, stop, statements)
         exits += more
     with recorder.after_body():
         fall, exits = walker.finish(frame, states, exits)
         finals = after_body(fall, exits)
-    _keep(walker, store, key, frame, recorder, finals, now)
+    _keep(store, key, frame, recorder, finals, now)
     return finals
 
 
@@ -155,7 +154,6 @@ def _resumed(
 
 
 def _keep(
-    walker: Walker,
     store: StoredRoots,
     key: str,
     frame: Frame,
@@ -164,13 +162,11 @@ def _keep(
     shape: Shape,
     resumed: Resume | None = None,
 ) -> None:
-    """Keep the root's walk for the next run, unless some walk in it ran the
-    root's own function as a callee (that walk read the whole body). A walk
-    `resumed` from a kept one is written after its text (`SPLICES` times, then
-    whole again)."""
+    """Keep the root's walk for the next run. No walk in it ran the root's own
+    function as a callee (which would have read the whole body): the root is
+    active while it is walked (walk.py `rooted`). A walk `resumed` from a kept
+    one is written after its text (`SPLICES` times, then whole again)."""
     function = frame.function
-    if context_key(function.qualname, frame.scope.self_class) in recorder.ran():
-        return
     spliced = resumed.kept.spliced + 1 if resumed is not None else 0
     finals_id = resumed.kept.finals_id if resumed is not None else os.urandom(8).hex()
     kept, names = recorder.kept(finals, _own_items(function), finals_id, spliced % (SPLICES + 1))
