@@ -252,17 +252,20 @@ def test_a_kept_visit_whose_callee_cannot_be_singled_out_crawls_again_without_th
     _same_as_fresh(again, project)
 
 
-def test_a_lone_class_is_not_kept(tmp_path: Path) -> None:
-    """With one class on the step path its analysis would be taken only where
-    nothing it read changed (then the findings are reused whole): keeping it
-    would only cost its encoding."""
+def test_a_lone_class_takes_its_judging_after_an_edit_its_root_resumed_from(
+    tmp_path: Path,
+) -> None:
+    """One class on the step path is kept too: taken whole it would only repeat
+    the reused findings, but a statement added at the top of its root resumes
+    the root's walk, and the judging of the paths it ends in is taken."""
+    project = copy_project(BUGGY, tmp_path / "project")
     cache = tmp_path / "cache"
-    checked(copy_project(BUGGY, tmp_path / "project"), cache)
-    assert framed(cache / "units.json")["rows"] == []
-    two = _two_classes(tmp_path / "two")
-    checked(two, tmp_path / "two-cache")
-    rows = framed(tmp_path / "two-cache" / "units.json")
-    assert len(rows["rows"]) == 2
+    checked(project, cache)
+    assert len(framed(cache / "units.json")["rows"]) == 1
+    _insert_statement(project / "engine" / "runner.py", "Runner.execute_model")
+    again = checked(project, cache)
+    assert (again.stats["roots_resumed"], again.stats["units_judged"]) == (1, 1)
+    _same_as_fresh(again, project)
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

@@ -206,16 +206,15 @@ class StepAnalyzer:
         there are workers to use and a fork to make them."""
         groups = _by_class(roots)
         units = [[roots[i] for i in group] for group in groups]
-        # A lone class is taken only where nothing it read changed, and then the
-        # findings are reused whole (but for a change only the crawl or a
-        # quiescence point read), while keeping it costs its encoding (SGLang
-        # 0.5.23's scheduler: 60 MB, 4 s): only a step path of classes keeps them.
-        keeping = self.units if len(units) > 1 else None
         outcomes: list[list[Outcome] | None] = [self._taken(unit) for unit in units]
 
+        # Every class is kept, a lone one too: taken whole it seldom helps (the
+        # findings are then reused whole), but after an edit its root's walk
+        # resumed from, its judging is taken (SGLang 0.5.23's scheduler: 4.8 MB,
+        # kept as the rules read its paths: `for_rules`).
         def analysed(k: int, out: list[Outcome], items: set[str], walks: list[str]) -> None:
-            if keeping is not None:
-                keeping.keep_unit(units[k], out, items, walks)
+            if self.units is not None:
+                self.units.keep_unit(units[k], out, items, walks)
             outcomes[k] = out
 
         todo = [k for k, outcome in enumerate(outcomes) if outcome is None]
