@@ -16,8 +16,9 @@ import pytest
 from helpers import BUGGY, FIXTURES, SHAPES, add_text, copy_project, damage, write_project
 from test_kept_units import _two_classes
 from test_reuse import checked
-from test_stored import HELPER, ONE_ROOT, PROBE, RUNNER_CLASS, _same_as_fresh
+from test_stored import DEEP, HELPER, ONE_ROOT, PROBE, RUNNER_CLASS, _same_as_fresh
 
+from syncscan.flow import walk as walk_module
 from syncscan.flow.codec import from_text
 from syncscan.flow.root_record import _run_starts
 from syncscan.flow.root_resume import SPLICES
@@ -133,6 +134,33 @@ def test_an_edit_that_changes_what_the_rest_reads_walks_the_root_whole(
     again = checked(copy, cache)
     assert again.stats["roots_resumed"] == 0
     _same_as_fresh(again, copy)
+
+
+def test_a_root_that_met_the_depth_limit_resumes_unless_the_edit_runs_a_walk_it_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a depth limit of three levels, `via -> a -> b` cuts `c` short: the
+    walks of `a` and `b` hold only at that depth (`Walker.cut_functions`). An
+    edit that runs none of them resumes the kept walk; one that calls `a` first
+    (where it is walked one level higher, and ends as it did: the paths there
+    agree) walks the root whole."""
+    monkeypatch.setattr(walk_module, "MAX_DEPTH", 3)
+    body = "        self.helper.via()\n        self.helper.y()\n        return None\n"
+    files = {"engine/__init__.py": "", "engine/helper.py": DEEP}
+    project = write_project(
+        tmp_path / "project", {**files, "engine/runner.py": RUNNER_CLASS + body}, ONE_ROOT
+    )
+    runner = project / "engine" / "runner.py"
+    cache = tmp_path / "cache"
+    checked(project, cache)
+    _insert_before(runner, "Runner.execute_model", 0, PROBE)
+    again = checked(project, cache)
+    assert again.stats["roots_resumed"] == 1
+    _same_as_fresh(again, project)
+    _insert_before(runner, "Runner.execute_model", 0, "self.helper.a()")
+    again = checked(project, cache)
+    assert again.stats["roots_resumed"] == 0
+    _same_as_fresh(again, project)
 
 
 BACK_INTO_THE_ROOT = (
