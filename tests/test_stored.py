@@ -584,3 +584,41 @@ def test_vllm_0_28_a_statement_in_the_step_root_takes_the_kept_walks(
     assert edited.stats["findings_reused"] == 0
     assert edited.stats["walks_reused"] > 100
     _same_as_fresh(edited, tree)
+
+
+def _chain(levels: int) -> str:
+    """A helper whose methods call each other `levels` deep, each call inside
+    five nested blocks: every level of the walk costs its Python frames."""
+    methods = []
+    for k in range(levels):
+        call = (
+            f"self.f{k + 1}(x)" if k + 1 < levels else "self.dev.copy_(self.buf, non_blocking=True)"
+        )
+        methods.append(
+            f"""
+    def f{k}(self, x):
+        with torch.no_grad():
+            try:
+                for _ in x:
+                    if x:
+                        while x:
+                            {call}
+            finally:
+                pass
+"""
+        )
+    return HELPER_CLASS + "".join(methods)
+
+
+def test_the_depth_limit_cuts_a_call_chain_before_the_python_stack_runs_out(
+    tmp_path: Path,
+) -> None:
+    """A call chain past the depth limit, each level nested in blocks: the limit
+    cuts it (the walk completes) before the interpreter's recursion limit would
+    make the root incomplete ("code nested too deeply")."""
+    runner = RUNNER_CLASS + "        self.helper.f0(batch)\n        return None\n"
+    files = {"engine/__init__.py": "", "engine/helper.py": _chain(walk_module.MAX_DEPTH + 4)}
+    project = write_project(tmp_path / "project", {**files, "engine/runner.py": runner}, ONE_ROOT)
+    result = run(project, use_cache=False)
+    assert result.analysis is not None
+    assert [r.incomplete for r in result.analysis.step_results] == [None]

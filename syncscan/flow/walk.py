@@ -57,7 +57,13 @@ from syncscan.resolve.calls import Callee, CallResolver, CallSite, passed_argume
 from syncscan.resolve.program import Program
 from syncscan.resolve.types import Scope, TypeOracle
 
-MAX_DEPTH = 48
+# Levels of callee walks below a root. Each costs its Python frames (about 15,
+# more inside nested blocks: SGLang 0.5.23 used 455 at 30 levels), and the
+# interpreter stops at 1,000: past this depth a call is cut (the walk holds only
+# at its depth: `cut_functions`) rather than the root left unwalked ("code
+# nested too deeply"). tests/test_stored.py holds a chain nested five blocks a
+# level to it; at 40 levels that chain runs out of stack.
+MAX_DEPTH = 24
 RELEASES = "releases device memory"
 DEFAULT_BUDGET = 400_000
 
@@ -176,7 +182,7 @@ class Walker:
         try:
             yield
         finally:
-            self._active.pop(context, None)
+            del self._active[context]
 
     def cut_functions(self) -> set[str]:
         """The functions (context keys) whose walks in this root hold only in the
@@ -1279,12 +1285,12 @@ class Walker:
         elif walk.items and reads.LOG is not None:
             reads.LOG.update(walk.items)
         self._reach = max(self._reach, depth + walk.height)
-        recursive = self._active and not walk.functions.isdisjoint(self._active_functions())
-        if walk.truncated or recursive:
-            self._truncating = True
-        if walk.truncated or recursive or depth + walk.height >= MAX_DEPTH:
+        active = self._active_functions()
+        other_here = walk.truncated or not walk.functions.isdisjoint(active)
+        self._truncating = self._truncating or other_here
+        if other_here or depth + walk.height >= MAX_DEPTH:
             # Made here first, it would be another walk: cut, or cut short.
-            self._order_bound |= walk.functions | self._active_functions()
+            self._order_bound |= walk.functions | active
         if as_walked:
             self.host_syncs.reenter(walk.regions, walk.sites)
 
