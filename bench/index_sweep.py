@@ -33,7 +33,6 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from engine_trees import engine_cache_dir, fetch_release  # noqa: E402
 
 from syncscan.index.facts import scan  # noqa: E402
-from syncscan.index.ir import leave_nodes, node_json  # noqa: E402
 from syncscan.index.load import read_source, summarise_bytes  # noqa: E402
 from syncscan.index.summary import (  # noqa: E402
     SummaryError,  # noqa: E402
@@ -60,7 +59,7 @@ def index_file(path: Path, module: str) -> None:
     source = read_source(path, DEFAULT_MAX_FILE_SIZE)
     scan(source)
     summary = summarise_bytes(source, module, path)
-    text = json.dumps(summary_to_data(summary, leave_nodes), default=node_json)
+    text = json.dumps(summary_to_data(summary))
     restored = summary_from_data(json.loads(text))
     if restored != summary:  # compares every function, bodies decoded
         raise AssertionError("the cache round trip changed the summary")

@@ -157,14 +157,13 @@ def test_a_cached_summary_keeps_the_facts_read_from_every_method() -> None:
     beside its body, so the type oracle and the walk read every method of a
     class without decoding its body: they equal the body's own, and a damaged
     stored form falls back to the body."""
-    from syncscan.index.ir import leave_nodes, node_json
     from syncscan.index.load import summarise_bytes
     from syncscan.index.summary import summary_from_data, summary_to_data
 
     assigned = escaping = 0
     for path in sorted(FIXTURES.rglob("*.py")):
         built = summarise_bytes(path.read_bytes(), "engine.m", Path("engine/m.py"))
-        data = json.loads(json.dumps(summary_to_data(built, leave_nodes), default=node_json))
+        data = json.loads(json.dumps(summary_to_data(built)))
         cached = summary_from_data(data)
         for old, new in zip(_functions(built), _functions(cached), strict=True):
             assert new.self_assignments == old.self_assignments

@@ -32,6 +32,9 @@ SUMMARY_FORMAT = 12
 # The header field naming a framed document's field written as lines (`write_framed`).
 _LINES = "framed_lines"
 
+# A summary is a tree (IR nodes hold no cycles): no per-container check for one.
+_TREES = json.JSONEncoder(separators=(",", ":"), check_circular=False)
+
 _TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by syncscan.\n"
@@ -89,7 +92,6 @@ class SummaryCache:
 
     def put(self, key: str, summary: ModuleSummary) -> None:
         from syncscan.index import reads
-        from syncscan.index.ir import leave_nodes
         from syncscan.index.summary import summary_to_data
 
         try:
@@ -97,8 +99,9 @@ class SummaryCache:
             entry = self._path(key)
             entry.parent.mkdir(parents=True, exist_ok=True)
             with reads.paused():  # encoding reads every field: not the analysis
-                data = summary_to_data(summary, leave_nodes)
-            _write_atomic(entry, {"key": key, "summary": data})
+                data = summary_to_data(summary)
+            text = _TREES.encode({"key": key, "summary": data})
+            _write_bytes_atomic(entry, text.encode("utf-8"))
         except (OSError, RecursionError):
             pass  # a read-only or full cache, or a freak nesting depth, never fails the run
 
@@ -178,7 +181,7 @@ class SummaryCache:
 
 
 def _write_atomic(target: Path, data: Any) -> None:
-    text = json.dumps(data, separators=(",", ":"), default=_node_json)
+    text = json.dumps(data, separators=(",", ":"))
     _write_bytes_atomic(target, text.encode("utf-8"))
 
 
@@ -205,13 +208,6 @@ def _write_bytes_atomic(target: Path, payload: bytes) -> None:
     except OSError:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def _node_json(value: Any) -> Any:
-    """`json.dumps` default for the IR nodes a summary holds (never met in documents)."""
-    from syncscan.index.ir import node_json
-
-    return node_json(value)
 
 
 def _relocated(summary: ModuleSummary, path: str) -> ModuleSummary:

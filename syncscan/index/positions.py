@@ -9,7 +9,7 @@ and says where each line the run's result may mention is now (relocate.py).
 
 from __future__ import annotations
 
-from dataclasses import fields, is_dataclass
+from dataclasses import fields
 from functools import cache
 from typing import Any
 
@@ -19,11 +19,18 @@ LINE_FIELDS = frozenset({"line", "end_line", "header_line"})
 
 
 @cache
-def _shape(kind: type) -> tuple[str, tuple[str, ...]]:
-    """The dataclass `kind` is or extends (a recorded summary compares as the
-    plain one), and its field names."""
-    own = next(k for k in kind.__mro__ if "__dataclass_fields__" in vars(k))
-    return own.__name__, tuple(f.name for f in fields(own))
+def _shape(kind: type) -> tuple[str, tuple[str, ...]] | None:
+    """The IR node kind or the dataclass `kind` is or extends (a recorded
+    summary compares as the plain one), and its field names; None for
+    anything else (a node is a tuple, but not one to compare item by item)."""
+    # The IR loads with the first summary compared: a check whose findings
+    # are reused compares none (start-up time).
+    from syncscan.index.ir import Node
+
+    if issubclass(kind, Node):
+        return kind.__name__, kind._fields
+    own = next((k for k in kind.__mro__ if "__dataclass_fields__" in vars(k)), None)
+    return None if own is None else (own.__name__, tuple(f.name for f in fields(own)))
 
 
 def paired(old: Any, new: Any) -> list[tuple[int, int]] | None:
@@ -35,9 +42,11 @@ def paired(old: Any, new: Any) -> list[tuple[int, int]] | None:
 
 
 def _pair(old: Any, new: Any, pairs: list[tuple[int, int]]) -> bool:
-    if is_dataclass(old) and not isinstance(old, type):
-        kind, names = _shape(type(old))
-        if not is_dataclass(new) or _shape(type(new))[0] != kind:
+    shape = _shape(type(old))
+    if shape is not None:
+        kind, names = shape
+        other = _shape(type(new))
+        if other is None or other[0] != kind:
             return False
         for name in names:
             before, after = getattr(old, name), getattr(new, name)
@@ -64,8 +73,9 @@ def _pair(old: Any, new: Any, pairs: list[tuple[int, int]]) -> bool:
 def lines_in(value: Any, found: set[int]) -> set[int]:
     """Every line number in `value` (IR nodes, summaries, tuples and dicts of
     them), added to `found`."""
-    if is_dataclass(value) and not isinstance(value, type):
-        for name in _shape(type(value))[1]:
+    shape = _shape(type(value))
+    if shape is not None:
+        for name in shape[1]:
             field = getattr(value, name)
             if name in LINE_FIELDS:
                 found.add(field)
@@ -92,8 +102,9 @@ def layout(value: Any) -> tuple[str, list[int]]:
 
 
 def _lay(value: Any, parts: list[str], lines: list[int]) -> None:
-    if is_dataclass(value) and not isinstance(value, type):
-        kind, names = _shape(type(value))
+    shape = _shape(type(value))
+    if shape is not None:
+        kind, names = shape
         parts.append(f"{kind}(")
         for name in names:
             field = getattr(value, name)

@@ -1,7 +1,7 @@
 """ModuleSummary: everything the analysis needs from one file, as plain data.
 
 A summary is a pure function of the file's bytes and its module name, so it
-is the unit of caching: serialise it with `to_data`, read it back with
+is the unit of caching: serialise it with `summary_to_data`, read it back with
 `summary_from_data`, and the analysis cannot tell the difference.
 """
 
@@ -18,7 +18,6 @@ from syncscan.index.ir import (
     from_data,
     self_assignments,
     self_attribute_names,
-    to_data,
 )
 
 
@@ -307,27 +306,22 @@ def _note_class(cls: ClassSummary, kind: str, member: str = "") -> None:
         reads.note(reads.item(values["_module"], kind, values["qualname"] + member))
 
 
-def summary_to_data(
-    summary: ModuleSummary, to_data: Callable[[Any], Any] = to_data
-) -> dict[str, Any]:
-    """A JSON-compatible form; functions are positional lists (compact, fast to read).
-
-    With `to_data=leave_nodes` IR nodes stay as they are, for `json.dumps(...,
-    default=node_json)` to encode in C (the cache's writer: twice as fast).
-    """
+def summary_to_data(summary: ModuleSummary) -> dict[str, Any]:
+    """A JSON-compatible form; functions are positional lists (compact, fast to
+    read). IR nodes are tuples `json` writes as arrays as they stand (ir.py)."""
 
     def fn(f: FunctionSummary) -> list[Any]:
         return [
             f.name,
             f.qualname,
-            [[p.name, to_data(p.annotation), to_data(p.default)] for p in f.params],
-            to_data(f.decorators),
-            to_data(f.body),
-            to_data(f.returns),
+            [[p.name, p.annotation, p.default] for p in f.params],
+            f.decorators,
+            f.body,
+            f.returns,
             [f.line, f.col, f.end_line, f.header_line],
             f.is_generator,
             [fn(n) for n in f.nested],
-            to_data(f.self_assignments),
+            f.self_assignments,
             f.self_attributes,
         ]
 
@@ -341,16 +335,16 @@ def summary_to_data(
             k: [
                 c.name,
                 c.qualname,
-                to_data(c.bases),
-                to_data(c.decorators),
+                c.bases,
+                c.decorators,
                 {m: fn(f) for m, f in c.methods.items()},
-                {a: to_data(e) for a, e in c.annotations.items()},
-                {a: to_data(e) for a, e in c.assigns.items()},
+                dict(c.annotations),
+                dict(c.assigns),
                 c.line,
             ]
             for k, c in summary.classes.items()
         },
-        "assigns": {k: to_data(v) for k, v in summary.assigns.items()},
+        "assigns": dict(summary.assigns),
         "marker_comments": [list(pair) for pair in summary.marker_comments],
     }
 
