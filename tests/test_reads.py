@@ -198,3 +198,34 @@ def test_reads_of_a_positions_unused_function_are_noted_movable_and_memos_keep_t
         reads.stop()
     assert typed == {reads.movable(assigned), asked}
     assert placed == {assigned, asked}
+
+
+def test_a_large_set_noted_whole_counts_for_every_record_around_it() -> None:
+    """A memo hit's or a reused walk's items, noted whole (`note_all`), are
+    held by reference and merged once: the record around the note, a take, a
+    positions-unused reader (in the form a move leaves unchanged) and the
+    run's end all name them."""
+    big = frozenset(reads.item("pkg.mod", "function", f"pkg.mod.f{i}") for i in range(100))
+    small = frozenset({reads.item("pkg.mod", "name", "x")})
+
+    @reads.positions_unused
+    def typed() -> None:
+        reads.note_all(big)
+
+    reads.start()
+    try:
+        outer = reads.push()
+        reads.note_all(big)
+        reads.note_all(big)  # the same set again: held once
+        reads.note_all(small)
+        inner = reads.pop(outer)
+        taken = reads.take()
+        typed()
+        moved = reads.take()
+        reads.note_all(big)
+        everything = reads.stop()
+    finally:
+        reads.stop()
+    assert set(inner) == big | small and taken == big | small
+    assert moved == {reads.movable(entry) for entry in big}
+    assert everything == big

@@ -155,6 +155,10 @@ class Walker:
         # ones in another order of walks: walks the depth limit cut, or used
         # where a walk made here would meet it or cut a recursion.
         self._order_bound: set[str] = set()
+        # The functions of reused walks that are order-bound here, by the id of
+        # their (shared, frozen) set: SGLang's step reuses walks that run
+        # thousands of functions thousands of times; `cut_functions` unions them once.
+        self._order_bound_walks: dict[int, frozenset[str]] = {}
         # The functions this root walked in a way no run keeps (stored.py).
         self._unkept: set[str] = set()
         # Where a root's statements are recorded (root_record.py): the functions
@@ -168,6 +172,7 @@ class Walker:
         self._unkept = set()
         self._reach, self._truncating = 0, False
         self._order_bound = set()
+        self._order_bound_walks = {}
         if self.stored is not None:
             self.stored.restart()
 
@@ -190,7 +195,9 @@ class Walker:
         the functions they cut (a later call of one reuses the cut walk); and
         the walks the depth limit made depend on where they were made
         (`_order_bound`). Every other walk is what it is in any order."""
-        return self._memo.cut_functions() | self._order_bound
+        return self._memo.cut_functions().union(
+            self._order_bound, *self._order_bound_walks.values()
+        )
 
     def configuration(self) -> str:
         """What a callee walk depends on besides its frame, start and items:
@@ -1247,7 +1254,10 @@ class Walker:
             return walk, False
         # Walked here, it would cut a recursion into a function active now, or
         # reuse a walk this root made in a way no run keeps; or meet the depth limit.
-        blocked = not walk.functions.isdisjoint(self._unkept | self._active_functions())
+        blocked = not (
+            walk.functions.isdisjoint(self._unkept)
+            and walk.functions.isdisjoint(self._active_functions())
+        )
         if blocked or depth + walk.height >= MAX_DEPTH:
             return None, False
         self.stored.took(walk)
@@ -1282,15 +1292,16 @@ class Walker:
             # headers a subclass query in it reads: the run's inputs (reuse.py),
             # as a walk worker's are replayed (parallel.py).
             self.program.adopt_read(walk.items)
-        elif walk.items and reads.LOG is not None:
-            reads.LOG.update(walk.items)
+        else:
+            reads.note_all(walk.items)
         self._reach = max(self._reach, depth + walk.height)
         active = self._active_functions()
         other_here = walk.truncated or not walk.functions.isdisjoint(active)
         self._truncating = self._truncating or other_here
         if other_here or depth + walk.height >= MAX_DEPTH:
             # Made here first, it would be another walk: cut, or cut short.
-            self._order_bound |= walk.functions | active
+            self._order_bound_walks.setdefault(id(walk.functions), walk.functions)
+            self._order_bound |= active
         if as_walked:
             self.host_syncs.reenter(walk.regions, walk.sites)
 

@@ -42,6 +42,7 @@ from: what each walk depends on is known walk by walk.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from functools import wraps
 from typing import Generic, ParamSpec, TypeVar
@@ -50,6 +51,15 @@ from typing import Generic, ParamSpec, TypeVar
 # run is recording.
 LOG: set[str] | None = None
 NOTHING: frozenset[str] = frozenset()
+# The large sets the record under way noted whole (`note_all`: what a memoised
+# value or a reused walk read), held by reference (by id: each once, kept
+# alive) and merged into LOG once, when the record is handed on (`_merged`).
+# SGLang's step reuses walks that read thousands of items thousands of times:
+# noting each item again was a fifth of an edit's re-walk.
+_SHARED: dict[int, AbstractSet[str]] = {}
+_SHARED_AROUND: list[dict[int, AbstractSet[str]]] = []  # the records' around it
+# A set noted whole is held from this size on (a smaller one is merged at once).
+_SHARED_FROM = 32
 
 # A function's items, in the order summary.py's `_read_items` keeps them, and
 # the field each of the last two stands for.
@@ -61,16 +71,26 @@ def item(module: str, kind: str, qualname: str = "") -> str:
     return f"{module}\0{kind}\0{qualname}"
 
 
+def _merged() -> set[str]:
+    """LOG, with the sets the record under way holds by reference merged in."""
+    global _SHARED
+    assert LOG is not None
+    if _SHARED:
+        LOG.update(*_SHARED.values())
+        _SHARED = {}
+    return LOG
+
+
 def start() -> None:
     """Record from now on (a fresh log)."""
-    global LOG
-    LOG = set()
+    global LOG, _SHARED, _SHARED_AROUND
+    LOG, _SHARED, _SHARED_AROUND = set(), {}, []
 
 
 def stop() -> set[str]:
     """The items read since `start`; recording ends."""
     global LOG
-    found, LOG = LOG or set(), None
+    found, LOG = _merged() if LOG is not None else set(), None
     return found
 
 
@@ -80,33 +100,54 @@ def note(entry: str) -> None:
         LOG.add(entry)
 
 
+def note_all(items: AbstractSet[str]) -> None:
+    """Every item of `items` was read (a memoised value's, a reused walk's),
+    where a run is recording; `items` is never written again."""
+    if LOG is None or not items:
+        return
+    if len(items) < _SHARED_FROM:
+        LOG.update(items)
+    else:
+        _SHARED.setdefault(id(items), items)
+
+
 def take() -> set[str]:
     """The items read since `start` or the last `take`; recording goes on
     (where it was on)."""
     global LOG
     if LOG is None:
         return set()
-    found, LOG = LOG, set()
+    found, LOG = _merged(), set()
     return found
 
 
 def push() -> set[str] | None:
     """Record what follows apart (a memoised value, one callee walk) until
     `pop(outer)`, handing back the record around it (None: not recording)."""
-    global LOG
+    global LOG, _SHARED
     outer = LOG
     if outer is not None:
-        LOG = set()
+        _SHARED_AROUND.append(_SHARED)
+        LOG, _SHARED = set(), {}
     return outer
+
+
+def pop_apart(outer: set[str]) -> set[str]:
+    """The items read since `push` returned `outer`, which they do not count
+    for (the caller notes them in a form of its own)."""
+    global LOG, _SHARED
+    inner = _merged()
+    LOG, _SHARED = outer, _SHARED_AROUND.pop()
+    return inner
 
 
 def pop(outer: set[str] | None) -> frozenset[str] | set[str]:
     """The items read since `push` returned `outer`; they count for the record
     around it too. The set handed back is no longer written: keep it as it is."""
-    global LOG
+    global LOG, _SHARED
     if outer is None:
         return NOTHING
-    inner, LOG = LOG, outer
+    inner = pop_apart(outer)
     if inner:
         outer |= inner
         return inner
@@ -146,8 +187,7 @@ class Memo(Generic[K, V]):
         found = self._values.get(key, _MISSING)
         if found is not _MISSING and (fits is None or fits(found[0])):  # type: ignore[index]
             value, items = found  # type: ignore[misc]
-            if items and LOG is not None:
-                LOG.update(items)
+            note_all(items)
             return value
         if guard is not _MISSING:
             self._values[key] = (guard, NOTHING)  # type: ignore[assignment]
@@ -201,14 +241,15 @@ def positions_unused(function: Callable[P, R]) -> Callable[P, R]:
 
     @wraps(function)
     def unplaced(*args: P.args, **kwargs: P.kwargs) -> R:
-        global LOG, _unplaced
+        global _unplaced
         if _unplaced or LOG is None:
             return function(*args, **kwargs)
-        outer, LOG, _unplaced = LOG, set(), True
+        outer = push()
+        _unplaced = True
         try:
             return function(*args, **kwargs)
         finally:
-            inner, LOG, _unplaced = LOG, outer, False
+            inner, _unplaced = pop_apart(outer), False
             outer.update(movable(entry) for entry in inner)
 
     return unplaced
