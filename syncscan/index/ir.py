@@ -42,7 +42,7 @@ class Node(tuple, metaclass=_Kind):
     _fields: ClassVar[tuple[str, ...]] = ()
 
     def __getnewargs__(self) -> tuple[Any, ...]:  # pickle: `cls(*fields)`
-        return tuple(self[1:])
+        return self[1:]
 
     def __repr__(self) -> str:
         shown = ", ".join(
