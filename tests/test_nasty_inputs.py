@@ -302,6 +302,8 @@ DAMAGE = {
     "summary-deep": ("summary", lambda p: p.write_text(_deep(100_000))),
     "summary-unknown-tag": ("summary", _body_tag(999)),
     "summary-negative-tag": ("summary", _body_tag(-1)),
+    "summary-body-missing-field": ("summary", _edit_step(lambda function: function[4][0].pop())),
+    "summary-body-extra-field": ("summary", _edit_step(lambda function: function[4][0].append(0))),
     "summary-bad-params": ("summary", _step_field(2, [[1]])),
     "summary-bad-decorators": ("summary", _step_field(3, [-5])),
     "summary-deep-body": ("summary", _deep_body),

@@ -32,6 +32,7 @@ SUMMARY_FORMAT = 12
 # The header field naming a framed document's field written as lines (`write_framed`).
 _LINES = "framed_lines"
 
+_DOCUMENTS = json.JSONEncoder(separators=(",", ":"))
 # A summary is a tree (IR nodes hold no cycles): no per-container check for one.
 _TREES = json.JSONEncoder(separators=(",", ":"), check_circular=False)
 
@@ -100,8 +101,7 @@ class SummaryCache:
             entry.parent.mkdir(parents=True, exist_ok=True)
             with reads.paused():  # encoding reads every field: not the analysis
                 data = summary_to_data(summary)
-            text = _TREES.encode({"key": key, "summary": data})
-            _write_bytes_atomic(entry, text.encode("utf-8"))
+            _write_atomic(entry, {"key": key, "summary": data}, _TREES)
         except (OSError, RecursionError):
             pass  # a read-only or full cache, or a freak nesting depth, never fails the run
 
@@ -180,9 +180,8 @@ class SummaryCache:
         self._ready = True
 
 
-def _write_atomic(target: Path, data: Any) -> None:
-    text = json.dumps(data, separators=(",", ":"))
-    _write_bytes_atomic(target, text.encode("utf-8"))
+def _write_atomic(target: Path, data: Any, encoder: json.JSONEncoder = _DOCUMENTS) -> None:
+    _write_bytes_atomic(target, encoder.encode(data).encode("utf-8"))
 
 
 def _as_lines(value: Any) -> bytes | None:

@@ -211,7 +211,6 @@ class Raise(Stmt):
 # integer (IR tuples hold nodes, names and pairs, never bare numbers).
 
 _KINDS: list[type[Node]] = []
-_FIELD_NAMES: dict[type[Node], tuple[str, ...]] = {}
 # The fields of each kind that may hold expressions (not names, operators, positions).
 _EXPR_FIELDS: dict[type[Node], tuple[str, ...]] = {}
 _MISSING = object()
@@ -254,7 +253,6 @@ def _register(*classes: type[Node]) -> None:
         cls.__new__ = constructor  # type: ignore[method-assign]
         cls._fields = names
         _KINDS.append(cls)
-        _FIELD_NAMES[cls] = names
         _EXPR_FIELDS[cls] = tuple(n for n in names if "Expr" in declared[n])
 
 
@@ -265,7 +263,6 @@ _register(
     Comp, NamedExpr, Yield, Opaque, Assign, Eval, If, Loop, WithItem, With, Try,
     Return, Raise,
 )  # fmt: skip
-_SIZES: dict[type[Node], int] = {cls: 1 + len(names) for cls, names in _FIELD_NAMES.items()}
 
 
 def from_data(data: Any) -> Any:
@@ -278,8 +275,8 @@ def from_data(data: Any) -> Any:
         if data[0] < 0:
             raise IndexError(f"unknown IR tag {data[0]}")  # not Python's index from the end
         cls = _KINDS[data[0]]
-        if len(data) != _SIZES[cls]:
-            raise ValueError(f"{cls.__name__} takes {_SIZES[cls] - 1} fields, not {len(data) - 1}")
+        if len(data) != len(cls._fields) + 1:
+            raise ValueError(f"{cls.__name__} takes {len(cls._fields)} fields, not {len(data) - 1}")
         return tuple.__new__(cls, [from_data(v) if type(v) is list else v for v in data])
     return tuple([from_data(v) if type(v) is list else v for v in data])
 

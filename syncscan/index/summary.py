@@ -338,13 +338,13 @@ def summary_to_data(summary: ModuleSummary) -> dict[str, Any]:
                 c.bases,
                 c.decorators,
                 {m: fn(f) for m, f in c.methods.items()},
-                dict(c.annotations),
-                dict(c.assigns),
+                c.annotations,
+                c.assigns,
                 c.line,
             ]
             for k, c in summary.classes.items()
         },
-        "assigns": dict(summary.assigns),
+        "assigns": summary.assigns,
         "marker_comments": [list(pair) for pair in summary.marker_comments],
     }
 
