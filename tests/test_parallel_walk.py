@@ -45,11 +45,16 @@ class FakeProgram:
         self.adopted.append((requested, parsed, headers_used))
 
 
-def test_partition_balances_the_costliest_first_and_drops_empty_workers() -> None:
-    assert parallel.partition([5, 1, 3, 1], 2) == [[0], [1, 2, 3]]
-    assert parallel.partition([1, 1, 1], 2) == [[0, 2], [1]]
+def test_partition_gives_each_unit_a_process_while_the_cores_can_share_them() -> None:
+    assert parallel.partition([5, 1, 3, 1], 2) == [[0], [2], [1], [3]]
+    assert parallel.partition([1, 1, 1], 2) == [[0], [1], [2]]
     assert parallel.partition([7], 4) == [[0]]
-    assert parallel.partition([2, 2], 2) == [[0], [1]]
+
+
+def test_partition_beyond_the_cap_balances_the_costliest_first() -> None:
+    # Two cores: at most four processes; the six units fill the least loaded.
+    assert parallel.partition([5, 1, 3, 1, 2, 2], 2) == [[0], [2], [1, 4], [3, 5]]
+    assert parallel.partition([1] * 5, 1) == [[0, 2, 4], [1, 3]]
 
 
 def test_results_come_back_in_root_order_with_each_roots_demands() -> None:
@@ -63,7 +68,7 @@ def test_results_come_back_in_root_order_with_each_roots_demands() -> None:
         return root.upper(), os.getpid() != parent
 
     roots = ["a", "b", "c", "d"]
-    results = parallel.run_in_workers(roots, [1, 4, 2, 3], 2, walk, program)  # type: ignore[arg-type]
+    results = parallel.run_in_workers(roots, [[0, 1], [2, 3]], walk, program)  # type: ignore[arg-type]
     assert [r[0] for r in results] == ["A", "B", "C", "D"]  # type: ignore[index]
     assert all(r[1] for r in results)  # type: ignore[index] - each walked in a worker
     assert program.adopted == [
@@ -85,16 +90,16 @@ def test_a_worker_that_dies_leaves_its_roots_to_the_parent() -> None:
             os._exit(1)  # killed mid-walk (out of memory, say)
         return root, os.getpid() == parent
 
-    roots = ["dies", "after", "other"]
-    results = parallel.run_in_workers(roots, [1, 1, 3], 2, walk, program)  # type: ignore[arg-type]
+    roots = ["dies", "after", "x", "y", "z"]
+    results = parallel.run_in_workers(roots, [[0, 1], [2], [3], [4]], walk, program)  # type: ignore[arg-type]
     # "dies" and "after" shared a worker: both walked again in the parent.
-    assert results == [("dies", True), ("after", True), ("other", False)]
+    assert results == [("dies", True), ("after", True), ("x", False), ("y", False), ("z", False)]
 
 
 @pytest.mark.parametrize(
     ("fixture", "processes"),
     [
-        ("stream_lookalikes/clean", 2),  # six runner classes, a root each
+        ("stream_lookalikes/clean", 4),  # six runner classes, a root each: 2 per core
         ("second_entry_skips_guard/buggy", 0),  # two roots of one class: one unit
     ],
 )
@@ -124,7 +129,7 @@ def test_a_cold_run_with_walk_workers_leaves_every_summary_in_the_cache(
     monkeypatch.setattr(context, "PARALLEL_MIN_NODES", 0)
     cache = tmp_path / "cache"
     cold = run(FIXTURES / "stream_lookalikes/clean", cache_dir=cache, jobs=2)
-    assert cold.stats["walk_processes"] == 2 and cold.stats["parsed"] > 0
+    assert cold.stats["walk_processes"] == 4 and cold.stats["parsed"] > 0
     warm = run(FIXTURES / "stream_lookalikes/clean", cache_dir=cache, jobs=2)
     assert warm.stats["parsed"] == 0
     assert warm.stats["cache_hits"] == cold.stats["summarised"]
@@ -143,7 +148,7 @@ def test_the_summary_items_a_worker_reads_are_the_parents_to_record() -> None:
     reads.start()
     try:
         reads.LOG.add("read before the fork")  # type: ignore[union-attr]
-        parallel.run_in_workers(["a", "b", "c"], [1, 1, 1], 2, walk, program)  # type: ignore[arg-type]
+        parallel.run_in_workers(["a", "b", "c"], [[0, 2], [1]], walk, program)  # type: ignore[arg-type]
     finally:
         read = reads.stop()
     assert read == {"read before the fork", "read by a", "read by b", "read by c"}

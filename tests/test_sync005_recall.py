@@ -64,7 +64,7 @@ def test_sanctioned_regions_on_the_step_path_hold_a_recognised_sync() -> None:
     assert marked == []
     # Roots walked in worker processes bring their regions back: the same recall.
     parallel = run(tree, use_cache=False, jobs=2)
-    assert parallel.analysis.walk_processes == 2
+    assert parallel.analysis.walk_processes > 1  # a process per class (parallel.py)
     assert parallel.analysis.sanctioned_regions == regions
 
 

@@ -45,31 +45,41 @@ def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
+# Processes per core the walks may fork. A unit's cost (its reach in the call
+# graph) is a rough guess: vLLM 0.33.0's encoder runner was guessed at half of
+# the V1 runner's and took as long, so a partition of its three classes over two
+# cores left one core idle for 2.5 s. A process per unit lets the OS share the
+# cores as the units really run: 12.65-12.90 s cold against 12.99-13.43 s (three
+# alternating pairs). The cap bounds the processes' memory on a large step path.
+PROCESSES_PER_CORE = 2
+
+
 def partition(costs: Sequence[int], workers: int) -> list[list[int]]:
-    """Unit indices per worker: the costliest first, each to the least loaded
-    worker (ties to the lowest). Deterministic, and empty workers are dropped."""
-    loads = [0] * workers
-    shares: list[list[int]] = [[] for _ in range(workers)]
+    """Unit indices per process, for `workers` cores: a unit each where there
+    are at most `PROCESSES_PER_CORE` per core, else that many processes, the
+    costliest unit first, each to the least loaded (ties to the lowest).
+    Deterministic, and empty shares are dropped."""
+    processes = min(len(costs), workers * PROCESSES_PER_CORE)
+    loads = [0] * processes
+    shares: list[list[int]] = [[] for _ in range(processes)]
     for index in sorted(range(len(costs)), key=lambda i: (-costs[i], i)):
-        worker = min(range(workers), key=lambda w: (loads[w], w))
-        shares[worker].append(index)
-        loads[worker] += max(1, costs[index])
+        process = min(range(processes), key=lambda w: (loads[w], w))
+        shares[process].append(index)
+        loads[process] += max(1, costs[index])
     return [sorted(share) for share in shares if share]
 
 
 def run_in_workers(
     units: Sequence[Unit],
-    costs: Sequence[int],
-    workers: int,
+    shares: list[list[int]],
     run: Callable[[Unit], Result],
     program: Program,
     on_done: Callable[[int], None] | None = None,
 ) -> list[Result]:
-    """`[run(unit) for unit in units]`, the units split over `workers` forked
-    processes (`on_done(i)` as the i-th is known); the program adopts each
-    unit's demands in unit order."""
+    """`[run(unit) for unit in units]`, a forked process for each share of
+    unit indices (`partition`; `on_done(i)` as the i-th is known); the
+    program adopts each unit's demands in unit order."""
     context = multiprocessing.get_context("fork")
-    shares = partition(costs, workers)
     running: list[tuple[multiprocessing.process.BaseProcess, Connection, list[int]]] = []
     for share in shares:
         receive, send = context.Pipe(duplex=False)

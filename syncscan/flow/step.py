@@ -221,8 +221,9 @@ class StepAnalyzer:
         finished = len(roots) - sum(len(units[k]) for k in todo)  # taken: done already
         workers = min(self.workers, len(todo))
         if workers > 1 and parallel.can_fork():
-            self.processes_used = workers
             costs = [sum(self.cost(root) if self.cost else 1 for root in units[k]) for k in todo]
+            shares = parallel.partition(costs, workers)
+            self.processes_used = len(shares)
 
             def done(index: int) -> None:
                 nonlocal finished
@@ -231,7 +232,7 @@ class StepAnalyzer:
                     on_root(finished, len(roots))
 
             found = parallel.run_in_workers(
-                [units[k] for k in todo], costs, workers, self._worker_outcome, self.program, done
+                [units[k] for k in todo], shares, self._worker_outcome, self.program, done
             )
             for k, (out, items, walks, news) in zip(todo, found, strict=True):
                 walk_news, root_news, unit_news = news
