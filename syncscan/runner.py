@@ -174,6 +174,8 @@ def run(
                 read = reads.stop()
             analysed.stats["cache_hits"] = cache.hits if cache else 0
             if key is not None and cache is not None:
+                if jobs > 1:  # written beside the record (and waited for at `close`)
+                    summariser.get().flush(apart=True)
                 reuse.save(
                     cache,
                     key,
@@ -184,6 +186,7 @@ def run(
                     kept,
                     recorded.summarised,
                     recorded.reads,
+                    apart=jobs > 1,
                 )
     finally:
         summariser.close()

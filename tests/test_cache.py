@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,8 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, SHAPES, damage, signature
 
+from syncscan import apart
+from syncscan.index import load
 from syncscan.index.cache import SummaryCache
 from syncscan.index.facts import FactsTable
 from syncscan.index.load import FileSummariser
@@ -74,6 +77,51 @@ def test_held_back_summaries_are_written_when_the_walk_workers_start(tmp_path: P
     summariser.close()
     entries = list((tmp_path / "cache").glob("summaries/*/*.json"))
     assert len(entries) == summariser.parsed == len(project.modules)
+
+
+def test_summaries_held_back_are_written_apart_where_the_walks_run_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One step class walked in the main process leaves a core idle: what the
+    loads held back is written by a forked process (`Program.walking_here`),
+    which `close` waits for; a module asked again is the summary at hand."""
+    monkeypatch.setattr(load, "WRITE_APART_FROM", 1)
+    project, _ = load_project(FIXTURES / "slot_pool_mode_without_wait" / "buggy")
+    cache = SummaryCache(tmp_path / "cache")
+    writers: list[int] = []
+    put = cache.put
+
+    def noted_put(key: str, summary: ModuleSummary) -> None:
+        (tmp_path / f"put-by-{os.getpid()}").touch()
+        put(key, summary)
+
+    monkeypatch.setattr(cache, "put", noted_put)
+    summariser = FileSummariser(cache, defer_writes=True)
+    program = Program(project, summariser, FactsTable(project.modules, None))
+    for module in sorted(project.modules):
+        program.summary(module)
+    program.walking_here()
+    writers = list(summariser._writers)
+    assert writers and None not in writers  # forked
+    again = summariser(project, *sorted(project.modules.items())[0])
+    assert again is program.summary(sorted(project.modules)[0])
+    summariser.close()
+    assert not summariser._writers
+    assert [p.name for p in tmp_path.glob("put-by-*")] == [f"put-by-{writers[0]}"]
+    entries = list((tmp_path / "cache").glob("summaries/*/*.json"))
+    assert len(entries) == summariser.parsed == len(project.modules)
+
+
+def test_a_write_apart_that_fails_leaves_the_run_going(tmp_path: Path) -> None:
+    """A forked writer that raises ends (its exit status 1), and is waited for."""
+
+    def fails() -> None:
+        (tmp_path / "started").touch()
+        raise OSError("disk full")
+
+    writers = [apart.start(fails)]
+    apart.wait(writers)
+    assert not writers and (tmp_path / "started").exists()
 
 
 def test_cache_directory_is_tagged_and_ignored(tmp_path: Path) -> None:

@@ -244,6 +244,8 @@ class StepAnalyzer:
                     self.units.adopt(unit_news)
                 analysed(k, out, items, walks)
         else:
+            if self.workers > 1 and todo:  # one class to walk: its core is this one
+                self.program.walking_here()
             started = count(finished + 1)
 
             def walking(_: StepRoot) -> None:

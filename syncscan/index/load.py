@@ -7,6 +7,7 @@ import tokenize
 from collections.abc import Callable
 from pathlib import Path
 
+from syncscan import apart as apart_writes
 from syncscan.filesystem import FileTooLargeError, read_regular_file
 from syncscan.index.build import summarise
 from syncscan.index.cache import SummaryCache
@@ -19,6 +20,10 @@ from syncscan.index.summary import (
     recorded,
 )
 from syncscan.project import Project
+
+# Summaries held back that `flush` writes in a forked process, where asked to:
+# fewer are written faster here than a fork costs (tens of milliseconds).
+WRITE_APART_FROM = 50
 
 
 def read_source(path: Path, max_bytes: int | None = None) -> bytes:
@@ -70,6 +75,8 @@ class FileSummariser:
         # by key, so a module asked again (an edited file: once to see what
         # changed, once by the analysis) is not parsed again.
         self._unwritten: dict[str, ModuleSummary] | None = {} if defer_writes else None
+        self._written: dict[str, ModuleSummary] = {}  # those `flush` wrote, by key
+        self._writers: list[int | None] = []  # processes writing them (`flush` apart)
 
     def without_workers(self) -> FileSummariser:
         """This summariser (it makes no worker processes), naming what it parses
@@ -80,17 +87,30 @@ class FileSummariser:
         self._unwritten = None
         return self
 
-    def flush(self) -> None:
-        """Write the summaries held back (`defer_writes`)."""
+    def flush(self, apart: bool = False) -> None:
+        """Write the summaries held back (`defer_writes`). `apart`: where they
+        are many, in a forked process, on a core this one leaves idle (a cold
+        run's one step class walked here: SGLang's scheduler); `close` waits
+        for it."""
         if self.cache is None or not self._unwritten:
             return
         held, self._unwritten = self._unwritten, {}
-        for key, summary in held.items():
-            self.cache.put(key, summary)
+        self._written.update(held)  # asked again, still at hand
+        cache = self.cache
+
+        def write() -> None:
+            for key, summary in held.items():
+                cache.put(key, summary)
+
+        if apart and len(held) >= WRITE_APART_FROM:
+            self._writers.append(apart_writes.start(write))
+        else:
+            write()
 
     def close(self) -> None:
-        """The run is over: nothing stays held back."""
+        """The run is over: nothing stays held back, nor is still being written."""
         self.flush()
+        apart_writes.wait(self._writers)
 
     def parsed_elsewhere(self, load: Callable[[], ModuleSummary]) -> ModuleSummary:
         """`load()` of a summary another process of this run parsed and cached:
@@ -109,7 +129,7 @@ class FileSummariser:
         if self.cache is not None:
             key = self.cache.key(source, module, path.name == "__init__.py")
             held = self._unwritten.get(key) if self._unwritten is not None else None
-            if held is not None:
+            if held is not None or (held := self._written.get(key)) is not None:
                 return held
             cached = self.cache.get(key, str(path), self._rebuilder(project, module, path))
             if cached is not None:

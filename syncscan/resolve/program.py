@@ -169,6 +169,13 @@ class Program:
             if act is not None:
                 act()
 
+    def walking_here(self) -> None:
+        """The step classes are walked in this process, another core idle
+        beside it: the summaries held back are written there (load.py `flush`)."""
+        act = getattr(self._summarise, "flush", None)
+        if act is not None:
+            act(apart=True)
+
     def in_worker(self) -> None:
         """In a forked walk worker: report no progress (the parent does), and
         load without the parent's prefetching pool, whose threads did not fork."""
