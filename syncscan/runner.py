@@ -145,6 +145,8 @@ def run(
     codes = [code for code in CODES if selected(code, select, ignore)]
     cache = cache_for(project, cache_dir, use_cache)
     facts = FactsTable(project.modules, cache)
+    if jobs > 1:
+        facts.refresh_apart()
     summariser = _Summariser(cache, jobs)
     key = None
     analysed = None

@@ -124,6 +124,24 @@ def test_a_write_apart_that_fails_leaves_the_run_going(tmp_path: Path) -> None:
     assert not writers and (tmp_path / "started").exists()
 
 
+def test_facts_read_apart_are_the_facts_read_here(tmp_path: Path) -> None:
+    """A cold run reads and scans every file in a forked process (`refresh_apart`):
+    the same facts, files read and unreadable files, and the facts are stored; a
+    run that finds them stored reads them here, as before."""
+    project, _ = load_project(FIXTURES / "slot_pool_mode_without_wait" / "buggy")
+    files = {**project.modules, "gone": tmp_path / "gone.py"}  # one unreadable
+    here = FactsTable(files, None)
+    apart = FactsTable(files, SummaryCache(tmp_path / "cache"))
+    apart.refresh_apart()
+    assert apart._apart is not None and apart._apart[0].pid != os.getpid()
+    assert apart.all() == here.all()
+    assert (apart.files_read, apart.unreadable) == (here.files_read, here.unreadable)
+    assert apart.files_read == len(project.modules) and "gone.py" in str(apart.unreadable)
+    again = FactsTable(files, SummaryCache(tmp_path / "cache"))
+    again.refresh_apart()  # stored: nothing to fork for
+    assert again._apart is None and again.all() == here.all()
+
+
 def test_cache_directory_is_tagged_and_ignored(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     run(FIXTURES / "slot_pool_mode_without_wait" / "buggy", cache_dir=cache)
