@@ -7,6 +7,7 @@ damaged store makes them again; and every result is a fresh analysis's."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,38 @@ def test_damaged_kept_points_are_made_again(tmp_path: Path, how) -> None:  # typ
     again = checked(project, cache)
     assert again.stats["points_reused"] == 0
     _same_as_fresh(again, project)
+
+
+def test_points_walked_apart_are_those_walked_here_and_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With processes to use, the points are walked in a forked process while
+    the step's roots are walked (context.py `_start_points_apart`): the same
+    findings, notes, items read and results kept for the next run as a run
+    that walks them after the roots."""
+    from syncscan.flow import context
+    from syncscan.runner import run
+
+    monkeypatch.setattr(context, "PARALLEL_MIN_NODES", 0)
+    analyse = QuiescenceAnalyzer.analyse
+    walked_by: list[Path] = []
+
+    def noted(self: QuiescenceAnalyzer, spec: QuiescenceSpec) -> QuiescenceResult:
+        walked_by.append(tmp_path / f"walked-by-{os.getpid()}")
+        walked_by[-1].touch()
+        return analyse(self, spec)
+
+    monkeypatch.setattr(QuiescenceAnalyzer, "analyse", noted)
+    project = combined_project(tmp_path / "project")
+    apart = run(project, cache_dir=tmp_path / "apart", reuse_findings=True, jobs=2)
+    here = run(project, cache_dir=tmp_path / "here", reuse_findings=True, jobs=1)
+    walkers = {p.name for p in tmp_path.glob("walked-by-*")}
+    assert f"walked-by-{os.getpid()}" in walkers and len(walkers) == 2  # here, and apart
+    assert _sync002(apart) == _sync002(here) == [("engine/core.py", 36)]
+    assert apart.notes == here.notes
+    assert _recorded_reads(tmp_path / "apart") == _recorded_reads(tmp_path / "here")
+    # What the forked process kept is the next run's to take.
+    _insert_statement(project / RUNNER, "Runner.execute_model")
+    again = run(project, cache_dir=tmp_path / "apart", reuse_findings=True, jobs=1)
+    assert again.stats["points_reused"] == 1
+    assert _sync002(again) == [("engine/core.py", 36)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cached_property
 
+from syncscan.flow import parallel
 from syncscan.flow.buffers import BufferOracle
 from syncscan.flow.kept import Kept
 from syncscan.flow.modes import ModeOracle
@@ -61,6 +62,8 @@ class Analysis:
         self.buffers = BufferOracle(self.program, self.types, packs.vocabulary)
         self.notes: list[str] = []
         self.walk_processes = 0  # worker processes the roots were walked in (0: none)
+        # The quiescence points' walks under way in a forked process, if started.
+        self._points_apart: parallel.Apart | None = None
         # Progress: called with (phase, done, total) as each phase begins.
         self.on_phase: Callable[[str, int, int], None] | None = None
 
@@ -132,6 +135,8 @@ class Analysis:
         # Forking and the paths' trip back cost tens of milliseconds (30 ms on a
         # six-root fixture): worth it only on step paths whose walks take seconds.
         workers = self.jobs if graph.node_count() >= PARALLEL_MIN_NODES else 1
+        if workers > 1 and parallel.can_fork():
+            self._start_points_apart()
         analyzer = StepAnalyzer(
             self.program,
             walker,
@@ -163,15 +168,44 @@ class Analysis:
 
     @cached_property
     def quiescence_results(self) -> list[QuiescenceResult]:
-        """Each quiescence point of the packs, walked counting only device barriers."""
-        walker = self._walker([f for f, _ in self.quiescence_entries], barriers_only=True)
-        kept = self.kept.for_quiescence(walker.configuration()) if self.kept is not None else None
-        analyzer = QuiescenceAnalyzer(
-            self.program, walker, self.packs.vocabulary.names("pending_result_types"), kept
-        )
-        results = []
-        for k, spec in enumerate(self.packs.quiescence, start=1):
-            self._phase(f"quiescence point {k} of {len(self.packs.quiescence)}", k - 1)
-            results.append(analyzer.analyse(spec))
+        """Each quiescence point of the packs, walked counting only device barriers
+        (in a forked process beside the step walks, where one was started)."""
+        count = len(self.packs.quiescence)
+        apart, self._points_apart = self._points_apart, None
+        if apart is not None:
+            results, news = apart.result()
+            if news is not None and self.kept is not None and self.kept.points is not None:
+                self.kept.points.adopt_rows(news)
+            for k in range(1, count + 1):
+                self._phase(f"quiescence point {k} of {count}", k - 1)
+        else:
+            analyzer = self._points_analyzer()
+            results = []
+            for k, spec in enumerate(self.packs.quiescence, start=1):
+                self._phase(f"quiescence point {k} of {count}", k - 1)
+                results.append(analyzer.analyse(spec))
         self.notes.extend(r.missing for r in results if r.missing)
         return results
+
+    def _points_analyzer(self) -> QuiescenceAnalyzer:
+        """The quiescence points' analyzer, with their store made for its walker."""
+        walker = self._walker([f for f, _ in self.quiescence_entries], barriers_only=True)
+        kept = self.kept.for_quiescence(walker.configuration()) if self.kept is not None else None
+        names = self.packs.vocabulary.names("pending_result_types")
+        return QuiescenceAnalyzer(self.program, walker, names, kept)
+
+    def _start_points_apart(self) -> None:
+        """The quiescence points, walked in a forked process while the step's
+        roots are walked (they read nothing of each other's results): SGLang
+        0.5.23's three took 2.5 s after its one step class's walk, on one core
+        of two. Their store is made here, as the analyzer makes it; the process
+        sends back what it kept in it."""
+        if "quiescence_results" in self.__dict__ or not self.packs.quiescence:
+            return
+        analyzer = self._points_analyzer()
+
+        def points() -> tuple[list[QuiescenceResult], tuple | None]:
+            results = [analyzer.analyse(spec) for spec in self.packs.quiescence]
+            return results, analyzer.kept.rows_news() if analyzer.kept is not None else None
+
+        self._points_apart = parallel.Apart(points, self.program)

@@ -25,7 +25,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from syncscan.index import reads
 
@@ -124,6 +124,38 @@ def run_in_workers(
         reads.add(read)
         results.append(result)
     return results
+
+
+class Apart(Generic[Result]):
+    """`run()` in a forked process from now on, its result taken where it is
+    needed (`result`), with what it asked of the program adopted then: a
+    piece of work independent of what this process does meanwhile (the
+    quiescence points beside the step walks: context.py)."""
+
+    def __init__(self, run: Callable[[], Result], program: Program) -> None:
+        self._run, self._program = run, program
+        context = multiprocessing.get_context("fork")
+        self._receive, send = context.Pipe(duplex=False)
+        self._process = context.Process(
+            target=_worker, args=([0], [None], lambda _: run(), program, send), daemon=True
+        )
+        self._process.start()
+        send.close()
+
+    def result(self) -> Result:
+        """The result (made here where the process died), its demands adopted."""
+        try:
+            outcome: Outcome[Result] | None = self._receive.recv()
+        except (EOFError, OSError):
+            outcome = None
+        self._receive.close()
+        self._process.join()
+        if outcome is None:
+            return self._run()
+        _, result, loaded, parsed, headers_used, read = outcome
+        self._program.adopt(loaded, parsed, headers_used)
+        reads.add(read)
+        return result
 
 
 def _worker(

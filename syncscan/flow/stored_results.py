@@ -143,6 +143,17 @@ class StoredResults:
             text = to_text(value, self._classes)
         self._kept[key] = [key, sorted(items), text, walks, *extra]
 
+    def rows_news(self) -> tuple[dict[str, list[Any]], int]:
+        """The rows kept and how many results were taken (a forked process
+        that made them sends them back: parallel.py `Apart`)."""
+        return dict(self._kept), self.taken
+
+    def adopt_rows(self, news: tuple[dict[str, list[Any]], int]) -> None:
+        """What `rows_news` gave in the process that made them."""
+        rows, taken = news
+        self._kept.update(rows)
+        self.taken += taken
+
     def document(self) -> tuple[dict[str, Any], bytes]:
         """The results of this run, for the next, and their texts: those it took
         and those it made (the item table only grows, so the ids of those it
