@@ -1,38 +1,65 @@
-"""Cache writes in a forked process, on a core the run leaves idle.
+"""Work in a forked process while the run goes on, on a core it leaves idle.
 
-A cold run ends writing its record (vLLM 0.33.0: 0.8 s, SGLang 0.5.23: 1.7 s)
-and the summaries it parsed, one process on one core while another waits; one
-step class walked in the main process leaves the other core idle throughout.
-What is written there changes no finding: a write that fails leaves the cache
-without that entry, as a full disk would, and the next run rebuilds it.
+A cold run reads and scans every file before its first subclass query (facts.py),
+walks the quiescence points after the step's roots (context.py), and ends writing
+its record and the summaries it parsed (reuse.py, load.py), each on one core of
+two while the other waits. Each of these reads nothing the run does meanwhile,
+so it can run beside it in a forked process. A process that dies leaves its
+work to this one (`result` makes it here): the result never differs.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import sys
 from collections.abc import Callable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
 
 
-def start(write: Callable[[], None]) -> int | None:
-    """`write()` in a forked process, whose id it returns for `wait`; run here
-    (None) where the OS cannot fork."""
-    if not hasattr(os, "fork"):
-        write()
-        return None
-    writer = os.fork()
-    if writer:
-        return writer
-    status = 1
+def can_fork() -> bool:
+    """Whether a forked process can inherit this one's state (POSIX fork)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+class Forked(Generic[T]):
+    """`make()` in a forked process from now on (here, at once, where the OS
+    cannot fork); `result()` takes its value."""
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make = make
+        self._value: tuple[T] | None = None
+        if not can_fork():
+            self._value = (make(),)
+            return
+        context = multiprocessing.get_context("fork")
+        self._receive, send = context.Pipe(duplex=False)
+        self._process = context.Process(target=_send, args=(make, send), daemon=True)
+        self._process.start()
+        send.close()
+
+    def result(self) -> T:
+        """The value: the forked process's, or made here where it died."""
+        if self._value is None:
+            try:
+                self._value = (self._receive.recv(),)
+            except (EOFError, OSError):
+                self._value = (self._make(),)
+            self._receive.close()
+            self._process.join()
+        return self._value[0]
+
+
+def _send(make: Callable[[], object], send: multiprocessing.connection.Connection) -> None:
+    """In the forked process: `make()`'s value, sent back."""
     try:
-        write()
-        status = 0
+        send.send(make())
+    except KeyboardInterrupt:
+        pass  # the parent was interrupted too, and says so
+    except BaseException as exc:  # noqa: BLE001 - the parent makes it itself
+        print(f"syncscan: a worker stopped ({exc!r}); the main process goes on", file=sys.stderr)
     finally:
-        os._exit(status)  # never the parent's exit handlers, nor its buffers flushed again
-
-
-def wait(writers: list[int | None]) -> None:
-    """Until every process `start` made has ended."""
-    while writers:
-        writer = writers.pop()
-        if writer is not None:
-            os.waitpid(writer, 0)
+        send.close()
+        os._exit(0)  # no exit handlers, no flush of the parent's inherited buffers

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from syncscan import __version__
-from syncscan import apart as apart_writes
+from syncscan.apart import Forked
 from syncscan.filesystem import read_regular_file
 from syncscan.findings import Diagnostic, Finding, finding_from_data, finding_to_data
 from syncscan.index.cache import SUMMARY_FORMAT, SummaryCache
@@ -424,7 +424,7 @@ def save(
             (_POINTS, kept.points),
             (_ROOTS, kept.roots),
         )
-        writers: list[int | None] = []
+        writers: list[Forked[None]] = []
         for name, store in stores:
             if store is not None:
 
@@ -436,10 +436,11 @@ def save(
                 # The walks, the largest by far (vLLM 0.33.0: 0.43 s of the record's
                 # 0.79 s), are written beside the rest where a core is free for them.
                 if apart and name == _WALKS:
-                    writers.append(apart_writes.start(write))
+                    writers.append(Forked(write))
                 else:
                     write()
-        apart_writes.wait(writers)  # all of them before the record that names their token
+        for writer in writers:  # all of them before the record that names their token
+            writer.result()
     cache.write_document(
         _DOCUMENT,
         {

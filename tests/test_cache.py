@@ -88,7 +88,6 @@ def test_summaries_held_back_are_written_apart_where_the_walks_run_here(
     monkeypatch.setattr(load, "WRITE_APART_FROM", 1)
     project, _ = load_project(FIXTURES / "slot_pool_mode_without_wait" / "buggy")
     cache = SummaryCache(tmp_path / "cache")
-    writers: list[int] = []
     put = cache.put
 
     def noted_put(key: str, summary: ModuleSummary) -> None:
@@ -101,8 +100,8 @@ def test_summaries_held_back_are_written_apart_where_the_walks_run_here(
     for module in sorted(project.modules):
         program.summary(module)
     program.walking_here()
-    writers = list(summariser._writers)
-    assert writers and None not in writers  # forked
+    writers = [writer._process.pid for writer in summariser._writers]
+    assert writers and os.getpid() not in writers  # forked
     again = summariser(project, *sorted(project.modules.items())[0])
     assert again is program.summary(sorted(project.modules)[0])
     summariser.close()
@@ -112,16 +111,22 @@ def test_summaries_held_back_are_written_apart_where_the_walks_run_here(
     assert len(entries) == summariser.parsed == len(project.modules)
 
 
-def test_a_write_apart_that_fails_leaves_the_run_going(tmp_path: Path) -> None:
-    """A forked writer that raises ends (its exit status 1), and is waited for."""
+def test_work_apart_that_fails_is_made_here(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A forked process that raises sends nothing back: the value is made in
+    this process (the same value), and the failure is said."""
+    parent = os.getpid()
 
-    def fails() -> None:
-        (tmp_path / "started").touch()
-        raise OSError("disk full")
+    def made() -> int:
+        (tmp_path / f"tried-by-{os.getpid()}").touch()
+        if os.getpid() != parent:
+            raise OSError("disk full")
+        return 7
 
-    writers = [apart.start(fails)]
-    apart.wait(writers)
-    assert not writers and (tmp_path / "started").exists()
+    assert apart.Forked(made).result() == 7
+    assert len(list(tmp_path.glob("tried-by-*"))) == 2  # there, then here
+    assert "a worker stopped (OSError('disk full'))" in capfd.readouterr().err
 
 
 def test_facts_read_apart_are_the_facts_read_here(tmp_path: Path) -> None:
@@ -133,7 +138,7 @@ def test_facts_read_apart_are_the_facts_read_here(tmp_path: Path) -> None:
     here = FactsTable(files, None)
     apart = FactsTable(files, SummaryCache(tmp_path / "cache"))
     apart.refresh_apart()
-    assert apart._apart is not None and apart._apart[0].pid != os.getpid()
+    assert apart._apart is not None and apart._apart._process.pid != os.getpid()
     assert apart.all() == here.all()
     assert (apart.files_read, apart.unreadable) == (here.files_read, here.unreadable)
     assert apart.files_read == len(project.modules) and "gone.py" in str(apart.unreadable)

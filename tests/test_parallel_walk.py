@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES
 
+from syncscan.apart import can_fork
 from syncscan.flow import context, parallel
 from syncscan.index import reads
 from syncscan.report.json_report import render
 from syncscan.runner import run
 
-pytestmark = pytest.mark.skipif(not parallel.can_fork(), reason="no fork on this platform")
+pytestmark = pytest.mark.skipif(not can_fork(), reason="no fork on this platform")
 
 
 class FakeProgram:

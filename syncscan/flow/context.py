@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cached_property
 
+from syncscan.apart import can_fork
 from syncscan.flow import parallel
 from syncscan.flow.buffers import BufferOracle
 from syncscan.flow.kept import Kept
@@ -135,7 +136,7 @@ class Analysis:
         # Forking and the paths' trip back cost tens of milliseconds (30 ms on a
         # six-root fixture): worth it only on step paths whose walks take seconds.
         workers = self.jobs if graph.node_count() >= PARALLEL_MIN_NODES else 1
-        if workers > 1 and parallel.can_fork():
+        if workers > 1 and can_fork():
             self._start_points_apart()
         analyzer = StepAnalyzer(
             self.program,

@@ -24,9 +24,11 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from syncscan.apart import Forked
 from syncscan.index import reads
 
 if TYPE_CHECKING:
@@ -38,11 +40,6 @@ Result = TypeVar("Result")
 # loaded for it (in order), those of them it parsed, whether it read every
 # file's class headers, and the summary items it read (reads.py).
 Outcome = tuple[int, Result, list[str], list[str], bool, set[str]]
-
-
-def can_fork() -> bool:
-    """Whether worker processes can inherit this one's state (POSIX fork)."""
-    return "fork" in multiprocessing.get_all_start_methods()
 
 
 # Processes per core the walks may fork. A unit's cost (its reach in the call
@@ -127,35 +124,45 @@ def run_in_workers(
 
 
 class Apart(Generic[Result]):
-    """`run()` in a forked process from now on, its result taken where it is
-    needed (`result`), with what it asked of the program adopted then: a
-    piece of work independent of what this process does meanwhile (the
-    quiescence points beside the step walks: context.py)."""
+    """`run()` in a forked process from now on (apart.py), its result taken
+    where it is needed (`result`), with what it asked of the program adopted
+    then: a piece of work independent of what this process does meanwhile
+    (the quiescence points beside the step walks: context.py)."""
 
     def __init__(self, run: Callable[[], Result], program: Program) -> None:
-        self._run, self._program = run, program
-        context = multiprocessing.get_context("fork")
-        self._receive, send = context.Pipe(duplex=False)
-        self._process = context.Process(
-            target=_worker, args=([0], [None], lambda _: run(), program, send), daemon=True
-        )
-        self._process.start()
-        send.close()
+        self._run, self._program, self._parent = run, program, os.getpid()
+        self._forked: Forked[Outcome[Result] | None] = Forked(self._outcome)
+
+    def _outcome(self) -> Outcome[Result] | None:
+        """In the forked process (None where the OS made it fork nothing: then
+        `result` runs it here, as the program's own work)."""
+        if os.getpid() == self._parent:
+            return None
+        self._program.in_worker()
+        reads.take()  # the parent's reads are the parent's to record
+        return _demands(0, self._run, self._program)
 
     def result(self) -> Result:
         """The result (made here where the process died), its demands adopted."""
-        try:
-            outcome: Outcome[Result] | None = self._receive.recv()
-        except (EOFError, OSError):
-            outcome = None
-        self._receive.close()
-        self._process.join()
+        outcome = self._forked.result()
         if outcome is None:
             return self._run()
         _, result, loaded, parsed, headers_used, read = outcome
         self._program.adopt(loaded, parsed, headers_used)
         reads.add(read)
         return result
+
+
+def _demands(index: int, run: Callable[[], Result], program: Program) -> Outcome[Result]:
+    """In a forked process: `run()`'s result as unit `index`'s outcome, with
+    what it asked of the program and the items it read."""
+    requested, parsed = program.requested_in_order(), program.parsed_in_worker()
+    headers_before = program.headers_used
+    result = run()
+    loaded = program.requested_in_order()[len(requested) :]
+    parsed = program.parsed_in_worker()[len(parsed) :]
+    headers = program.headers_used and not headers_before
+    return (index, result, loaded, parsed, headers, reads.take())
 
 
 def _worker(
@@ -170,13 +177,7 @@ def _worker(
     reads.take()  # the parent's reads are the parent's to record
     try:
         for index in share:
-            requested, parsed = program.requested_in_order(), program.parsed_in_worker()
-            headers_before = program.headers_used
-            result = run(units[index])
-            loaded = program.requested_in_order()[len(requested) :]
-            parsed = program.parsed_in_worker()[len(parsed) :]
-            headers = program.headers_used and not headers_before
-            send.send((index, result, loaded, parsed, headers, reads.take()))
+            send.send(_demands(index, partial(run, units[index]), program))
     except KeyboardInterrupt:
         pass  # the parent was interrupted too, and says so
     except BaseException as exc:  # noqa: BLE001 - the parent runs what is missing

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from itertools import count
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from syncscan.apart import can_fork
 from syncscan.flow import parallel
 from syncscan.flow.alternatives import Alternatives
 from syncscan.flow.frames import Frame
@@ -220,7 +221,7 @@ class StepAnalyzer:
         todo = [k for k, outcome in enumerate(outcomes) if outcome is None]
         finished = len(roots) - sum(len(units[k]) for k in todo)  # taken: done already
         workers = min(self.workers, len(todo))
-        if workers > 1 and parallel.can_fork():
+        if workers > 1 and can_fork():
             costs = [sum(self.cost(root) if self.cost else 1 for root in units[k]) for k in todo]
             shares = parallel.partition(costs, workers)
             self.processes_used = len(shares)

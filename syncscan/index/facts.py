@@ -17,24 +17,20 @@ The scan is linear in the file's size on any input: a run reads every file.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from syncscan import __version__
+from syncscan.apart import Forked, can_fork
 from syncscan.filesystem import NotRegularFileError, read_regular_file, stat_is_regular
 from syncscan.index.cache import SummaryCache
 from syncscan.index.comments import Suppression
 from syncscan.index.comments import suppressions as scan_suppressions
-
-if TYPE_CHECKING:
-    from multiprocessing.connection import Connection
-    from multiprocessing.process import BaseProcess
 
 FACTS_FORMAT = 2
 _DOCUMENT = "facts.json"
@@ -117,7 +113,7 @@ class FactsTable:
         self._facts: dict[str, FileFacts] | None = None
         self.files_read = 0
         self.unreadable: dict[str, str] = {}  # path -> why the scan could not read it
-        self._apart: tuple[BaseProcess, Connection] | None = None  # `refresh_apart`
+        self._apart: Forked[tuple[dict[str, FileFacts], int, dict[str, str]]] | None = None
 
     def refresh_apart(self) -> None:
         """Where no facts are stored (a cold run reads every file: vLLM 0.33.0's
@@ -125,37 +121,19 @@ class FactsTable:
         forked process while this one goes on: a run parses its step roots'
         modules before its first subclass query asks for them (`all`)."""
         stored = self._cache is not None and (self._cache.directory / _DOCUMENT).exists()
-        if stored or self._facts is not None or self._apart is not None:
+        if stored or self._facts is not None or self._apart is not None or not can_fork():
             return
-        import multiprocessing
+        self._apart = Forked(self._refreshed)
 
-        if "fork" not in multiprocessing.get_all_start_methods():
-            return
-        context = multiprocessing.get_context("fork")
-        receive, send = context.Pipe(duplex=False)
-        process = context.Process(target=self._refresh_for, args=(send,), daemon=True)
-        process.start()
-        send.close()
-        self._apart = (process, receive)
-
-    def _refresh_for(self, send: Connection) -> None:
-        """In the forked process: the facts (stored in the cache too), sent back."""
-        try:
-            facts = self._refresh()
-            send.send((facts, self.files_read, self.unreadable))
-        finally:
-            send.close()
-            os._exit(0)  # no exit handlers, no flush of the parent's inherited buffers
+    def _refreshed(self) -> tuple[dict[str, FileFacts], int, dict[str, str]]:
+        """The facts (stored in the cache too), the files read, those unreadable."""
+        return self._refresh(), self.files_read, self.unreadable
 
     def all(self) -> dict[str, FileFacts]:
         """Module name -> facts, for every readable file."""
         if self._facts is None and self._apart is not None:
-            process, receive = self._apart
+            self._facts, self.files_read, self.unreadable = self._apart.result()
             self._apart = None
-            with contextlib.suppress(EOFError, OSError):  # it died: read them here
-                self._facts, self.files_read, self.unreadable = receive.recv()
-            receive.close()
-            process.join()
         if self._facts is None:
             self._facts = self._refresh()
         return self._facts

@@ -7,7 +7,7 @@ import tokenize
 from collections.abc import Callable
 from pathlib import Path
 
-from syncscan import apart as apart_writes
+from syncscan.apart import Forked
 from syncscan.filesystem import FileTooLargeError, read_regular_file
 from syncscan.index.build import summarise
 from syncscan.index.cache import SummaryCache
@@ -76,7 +76,7 @@ class FileSummariser:
         # changed, once by the analysis) is not parsed again.
         self._unwritten: dict[str, ModuleSummary] | None = {} if defer_writes else None
         self._written: dict[str, ModuleSummary] = {}  # those `flush` wrote, by key
-        self._writers: list[int | None] = []  # processes writing them (`flush` apart)
+        self._writers: list[Forked[None]] = []  # processes writing them (`flush` apart)
 
     def without_workers(self) -> FileSummariser:
         """This summariser (it makes no worker processes), naming what it parses
@@ -103,14 +103,15 @@ class FileSummariser:
                 cache.put(key, summary)
 
         if apart and len(held) >= WRITE_APART_FROM:
-            self._writers.append(apart_writes.start(write))
+            self._writers.append(Forked(write))
         else:
             write()
 
     def close(self) -> None:
         """The run is over: nothing stays held back, nor is still being written."""
         self.flush()
-        apart_writes.wait(self._writers)
+        while self._writers:
+            self._writers.pop().result()
 
     def parsed_elsewhere(self, load: Callable[[], ModuleSummary]) -> ModuleSummary:
         """`load()` of a summary another process of this run parsed and cached:
