@@ -10,17 +10,21 @@ work to this one (`result` makes it here): the result never differs.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:  # multiprocessing loads where a process is made: a reused check makes none
+    from multiprocessing.connection import Connection
 
 T = TypeVar("T")
 
 
 def can_fork() -> bool:
     """Whether a forked process can inherit this one's state (POSIX fork)."""
+    import multiprocessing
+
     return "fork" in multiprocessing.get_all_start_methods()
 
 
@@ -34,6 +38,8 @@ class Forked(Generic[T]):
         if not can_fork():
             self._value = (make(),)
             return
+        import multiprocessing
+
         context = multiprocessing.get_context("fork")
         self._receive, send = context.Pipe(duplex=False)
         self._process = context.Process(target=_send, args=(make, send), daemon=True)
@@ -52,7 +58,7 @@ class Forked(Generic[T]):
         return self._value[0]
 
 
-def _send(make: Callable[[], object], send: multiprocessing.connection.Connection) -> None:
+def _send(make: Callable[[], object], send: Connection) -> None:
     """In the forked process: `make()`'s value, sent back."""
     try:
         send.send(make())
