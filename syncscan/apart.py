@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:  # multiprocessing loads where a process is made: a reused check makes none
@@ -29,14 +30,15 @@ def can_fork() -> bool:
 
 
 class Forked(Generic[T]):
-    """`make()` in a forked process from now on (here, at once, where the OS
-    cannot fork); `result()` takes its value."""
+    """`make()` in a forked process from now on; `result()` takes its value.
+    Where the OS cannot fork, or the process died, the value is `here()`'s,
+    made in this process (`here` defaults to `make`)."""
 
-    def __init__(self, make: Callable[[], T]) -> None:
-        self._make = make
+    def __init__(self, make: Callable[[], T], here: Callable[[], T] | None = None) -> None:
+        self._here = here or make
         self._value: tuple[T] | None = None
         if not can_fork():
-            self._value = (make(),)
+            self._value = (self._here(),)
             return
         import multiprocessing
 
@@ -52,7 +54,7 @@ class Forked(Generic[T]):
             try:
                 self._value = (self._receive.recv(),)
             except (EOFError, OSError):
-                self._value = (self._make(),)
+                self._value = (self._here(),)
             self._receive.close()
             self._process.join()
         return self._value[0]
@@ -60,12 +62,21 @@ class Forked(Generic[T]):
 
 def _send(make: Callable[[], object], send: Connection) -> None:
     """In the forked process: `make()`'s value, sent back."""
-    try:
+    with ends_the_process(send):
         send.send(make())
+
+
+@contextmanager
+def ends_the_process(send: Connection) -> Iterator[None]:
+    """In a forked process, around its work: a failure is said (the parent
+    makes what is missing), and the process ends there, without the parent's
+    exit handlers or a second flush of the buffers it inherited."""
+    try:
+        yield
     except KeyboardInterrupt:
         pass  # the parent was interrupted too, and says so
-    except BaseException as exc:  # noqa: BLE001 - the parent makes it itself
+    except BaseException as exc:  # noqa: BLE001 - the parent makes what is missing
         print(f"syncscan: a worker stopped ({exc!r}); the main process goes on", file=sys.stderr)
     finally:
         send.close()
-        os._exit(0)  # no exit handlers, no flush of the parent's inherited buffers
+        os._exit(0)

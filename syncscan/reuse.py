@@ -29,6 +29,7 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,7 @@ from syncscan.relocate import NO_MOVES, Moves, relocated
 if TYPE_CHECKING:
     from syncscan.flow.kept import Kept
     from syncscan.index.moves import Changes
+    from syncscan.index.store_files import Whole
     from syncscan.index.store_texts import Texts
     from syncscan.index.summary import ModuleSummary
     from syncscan.resolve.program import Program
@@ -336,7 +338,6 @@ def kept(cache: SummaryCache, recorded: Recorded) -> Kept:
     from syncscan.flow.stored_roots import StoredRoots
     from syncscan.flow.stored_units import StoredUnits
     from syncscan.index import store_files
-    from syncscan.index.store_files import Whole
     from syncscan.index.store_texts import Texts
     from syncscan.resolve.stored_crawl import StoredCrawl
 
@@ -395,7 +396,7 @@ def save(
     file's now instead of reading it again; `reads_held`: the digest of the
     items read their document holds (`Recorded.reads`), not written again;
     `apart`: a core is free to write the walks on (apart.py)."""
-    from syncscan.index import reads, store_files
+    from syncscan.index import reads
 
     by_module = reads.by_module(read)
     known = known or {}
@@ -426,19 +427,15 @@ def save(
         )
         writers: list[Forked[None]] = []
         for name, store in stores:
-            if store is not None:
-
-                def write(name: str = name, store: Any = store) -> None:
-                    document, texts = store.document()
-                    whole = kept.wholes.get(name)
-                    store_files.write(cache, name, document, texts, token, whole, store.TEXT_FIELD)
-
-                # The walks, the largest by far (vLLM 0.33.0: 0.43 s of the record's
-                # 0.79 s), are written beside the rest where a core is free for them.
-                if apart and name == _WALKS:
-                    writers.append(Forked(write))
-                else:
-                    write()
+            if store is None:
+                continue
+            write = partial(_write_store, cache, name, store, token, kept.wholes.get(name))
+            # The walks, the largest by far (vLLM 0.33.0: 0.43 s of the record's
+            # 0.79 s), are written beside the rest where a core is free for them.
+            if apart and name == _WALKS:
+                writers.append(Forked(write))
+            else:
+                write()
         for writer in writers:  # all of them before the record that names their token
             writer.result()
     cache.write_document(
@@ -460,6 +457,16 @@ def save(
             },
         },
     )
+
+
+def _write_store(
+    cache: SummaryCache, name: str, store: Any, token: str, whole: Whole | None
+) -> None:
+    """One kept store's document and texts, against the file as read (`whole`)."""
+    from syncscan.index import store_files
+
+    document, texts = store.document()
+    store_files.write(cache, name, document, texts, token, whole, store.TEXT_FIELD)
 
 
 def _summary_key(cache: SummaryCache, facts: FactsTable, module: str) -> str | None:

@@ -21,14 +21,12 @@ them itself: the result is never short of a root.
 from __future__ import annotations
 
 import multiprocessing
-import os
-import sys
 from collections.abc import Callable, Sequence
 from functools import partial
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from syncscan.apart import Forked
+from syncscan.apart import Forked, ends_the_process
 from syncscan.index import reads
 
 if TYPE_CHECKING:
@@ -130,14 +128,12 @@ class Apart(Generic[Result]):
     (the quiescence points beside the step walks: context.py)."""
 
     def __init__(self, run: Callable[[], Result], program: Program) -> None:
-        self._run, self._program, self._parent = run, program, os.getpid()
-        self._forked: Forked[Outcome[Result] | None] = Forked(self._outcome)
+        self._run, self._program = run, program
+        # None where no process made it: `result` runs it here, as the program's own work.
+        self._forked: Forked[Outcome[Result] | None] = Forked(self._outcome, lambda: None)
 
-    def _outcome(self) -> Outcome[Result] | None:
-        """In the forked process (None where the OS made it fork nothing: then
-        `result` runs it here, as the program's own work)."""
-        if os.getpid() == self._parent:
-            return None
+    def _outcome(self) -> Outcome[Result]:
+        """In the forked process."""
         self._program.in_worker()
         reads.take()  # the parent's reads are the parent's to record
         return _demands(0, self._run, self._program)
@@ -173,15 +169,8 @@ def _worker(
     send: Connection,
 ) -> None:
     """In a forked worker: run the share's units, sending each outcome as it is known."""
-    program.in_worker()
-    reads.take()  # the parent's reads are the parent's to record
-    try:
+    with ends_the_process(send):
+        program.in_worker()
+        reads.take()  # the parent's reads are the parent's to record
         for index in share:
             send.send(_demands(index, partial(run, units[index]), program))
-    except KeyboardInterrupt:
-        pass  # the parent was interrupted too, and says so
-    except BaseException as exc:  # noqa: BLE001 - the parent runs what is missing
-        print(f"syncscan: a worker stopped ({exc!r}); the main process goes on", file=sys.stderr)
-    finally:
-        send.close()
-        os._exit(0)  # no atexit handlers, no flush of the parent's inherited buffers

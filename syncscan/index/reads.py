@@ -144,7 +144,6 @@ def pop_apart(outer: set[str]) -> set[str]:
 def pop(outer: set[str] | None) -> frozenset[str] | set[str]:
     """The items read since `push` returned `outer`; they count for the record
     around it too. The set handed back is no longer written: keep it as it is."""
-    global LOG, _SHARED
     if outer is None:
         return NOTHING
     inner = pop_apart(outer)
