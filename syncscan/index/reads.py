@@ -289,11 +289,7 @@ def defs_item(method: str) -> str:
 DEFS_PREFIX = defs_item("")  # what every subclass query's item begins with
 
 
-def methods_asked(by_module_items: dict[str, list[str]]) -> set[str]:
-    """The method names of the `defs_item`s in a run record's items."""
-    found = set()
-    for entry in by_module_items.get("", ()):
-        kind, _, method = entry.partition("\0")
-        if kind == "defs":
-            found.add(method)
-    return found
+def methods_asked(items: AbstractSet[str]) -> set[str]:
+    """The method names of the `defs_item`s among a run's items."""
+    start = len(DEFS_PREFIX)
+    return {entry[start:] for entry in items if entry.startswith(DEFS_PREFIX)}
