@@ -168,3 +168,35 @@ def test_points_walked_apart_are_those_walked_here_and_are_kept(
     again = run(project, cache_dir=tmp_path / "apart", reuse_findings=True, jobs=1)
     assert again.stats["points_reused"] == 1
     assert _sync002(again) == [("engine/core.py", 36)]
+
+
+def test_points_kept_whole_are_taken_here_with_processes_to_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where every point's result is kept and no change touched it, a run with
+    processes to use takes them in the main process: forking one for them
+    cost more than taking them (context.py `_start_points_apart`)."""
+    from syncscan.flow import context
+    from syncscan.runner import run
+
+    monkeypatch.setattr(context, "PARALLEL_MIN_NODES", 0)
+    analyse = QuiescenceAnalyzer.analyse
+
+    def noted(self: QuiescenceAnalyzer, spec: QuiescenceSpec) -> QuiescenceResult:
+        (tmp_path / f"analysed-in-{os.getpid()}").touch()
+        return analyse(self, spec)
+
+    monkeypatch.setattr(QuiescenceAnalyzer, "analyse", noted)
+    project = combined_project(tmp_path / "project")
+    cache = tmp_path / "cache"
+    first = run(project, cache_dir=cache, reuse_findings=True, jobs=2)
+    analysed_in = {int(p.name.rsplit("-", 1)[1]) for p in tmp_path.glob("analysed-in-*")}
+    assert analysed_in and os.getpid() not in analysed_in  # walked apart: nothing kept yet
+    for marker in tmp_path.glob("analysed-in-*"):
+        marker.unlink()
+    _insert_statement(project / RUNNER, "Runner.execute_model")
+    again = run(project, cache_dir=cache, reuse_findings=True, jobs=2)
+    assert again.stats["points_reused"] == 1
+    assert {p.name for p in tmp_path.glob("analysed-in-*")} == {f"analysed-in-{os.getpid()}"}
+    assert _sync002(again) == _sync002(first) == [("engine/core.py", 36)]
+    _same_as_fresh(again, project)

@@ -180,7 +180,7 @@ class Analysis:
             for k in range(1, count + 1):
                 self._phase(f"quiescence point {k} of {count}", k - 1)
         else:
-            analyzer = self._points_analyzer()
+            analyzer = self.points_analyzer
             results = []
             for k, spec in enumerate(self.packs.quiescence, start=1):
                 self._phase(f"quiescence point {k} of {count}", k - 1)
@@ -188,7 +188,8 @@ class Analysis:
         self.notes.extend(r.missing for r in results if r.missing)
         return results
 
-    def _points_analyzer(self) -> QuiescenceAnalyzer:
+    @cached_property
+    def points_analyzer(self) -> QuiescenceAnalyzer:
         """The quiescence points' analyzer, with their store made for its walker."""
         walker = self._walker([f for f, _ in self.quiescence_entries], barriers_only=True)
         kept = self.kept.for_quiescence(walker.configuration()) if self.kept is not None else None
@@ -203,7 +204,9 @@ class Analysis:
         sends back what it kept in it."""
         if "quiescence_results" in self.__dict__ or not self.packs.quiescence:
             return
-        analyzer = self._points_analyzer()
+        analyzer = self.points_analyzer
+        if analyzer.all_kept(self.packs.quiescence):
+            return  # taken from the store here in less time than a fork takes
 
         def points() -> tuple[list[QuiescenceResult], tuple | None]:
             results = [analyzer.analyse(spec) for spec in self.packs.quiescence]

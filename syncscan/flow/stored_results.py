@@ -91,6 +91,11 @@ class StoredResults:
             and all(isinstance(k, str) for k in row[3])
         )
 
+    def holds(self, key: str) -> bool:
+        """Whether a result of `key` is kept that no change touched (`take`
+        may still refuse it: damaged, or naming a line the moves do not say)."""
+        return key in self._rows
+
     def take(self, key: str, plausible: Callable[[Any], bool]) -> Taken | None:
         """The kept result of `key` that no change touched, where it decodes to
         a value `plausible` accepts (the codec builds only known classes, not
