@@ -586,6 +586,47 @@ def test_vllm_0_28_a_statement_in_the_step_root_takes_the_kept_walks(
     _same_as_fresh(edited, tree)
 
 
+def test_the_walks_store_is_written_apart_only_where_a_run_made_many(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With processes to use, a run writes its walks' store in a forked process
+    where it made at least `WALKS_APART_FROM` walks (a cold run); an edit that
+    took them writes it here (a fork cost more). Either way the next edit
+    takes what was kept."""
+    from syncscan import reuse
+
+    without_root_resume(monkeypatch)  # an edit to the root takes its callees' walks
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    forked: list[str] = []
+
+    class Recorded(reuse.Forked):  # type: ignore[misc, type-arg]
+        def __init__(self, make, here=None) -> None:  # type: ignore[no-untyped-def]
+            forked.append(make.args[1])  # the store's name (reuse._write_store)
+            super().__init__(make, here)
+
+    monkeypatch.setattr(reuse, "Forked", Recorded)
+    cold = run(project, cache_dir=cache, reuse_findings=True, jobs=2)
+    made = cold.analysis.kept.walks.made
+    assert made > 0
+    assert forked == []  # fewer than WALKS_APART_FROM
+
+    monkeypatch.setattr(reuse, "WALKS_APART_FROM", made)
+    shutil.rmtree(cache)
+    run(project, cache_dir=cache, reuse_findings=True, jobs=2)
+    assert forked == ["walks.json"]
+
+    runner = project / "engine" / "runner.py"
+    _insert_statement(runner, "Runner.execute_model")
+    edited = run(project, cache_dir=cache, reuse_findings=True, jobs=2)
+    assert edited.stats["walks_reused"] > 0 and edited.analysis.kept.walks.made < made
+    assert forked == ["walks.json"]  # the edit wrote them here
+    _insert_statement(runner, "Runner.execute_model", "_another_probe = 1")
+    again = run(project, cache_dir=cache, reuse_findings=True, jobs=1)
+    assert again.stats["walks_reused"] == edited.stats["walks_reused"]
+    _same_as_fresh(again, project)
+
+
 def _chain(levels: int) -> str:
     """A helper whose methods call each other `levels` deep, each call inside
     five nested blocks: every level of the walk costs its Python frames."""

@@ -353,6 +353,11 @@ class StoredWalks:
         self._held.update(keys)
 
     @property
+    def made(self) -> int:
+        """How many walks this run made for the next (here or in a walk worker)."""
+        return len(self._new)
+
+    @property
     def used(self) -> int:
         """How many kept walks this run took (each counted once)."""
         return len(self._used)
