@@ -58,13 +58,13 @@ RECORD_FORMAT = 10
 _DOCUMENT = "record.json"
 _READS = "reads.json"
 _WALKS = "walks.json"
-# Walks made by a run from which it writes their store in a forked process
-# (a cold run on vLLM 0.33.0 makes 7,400; an edit to its step root, none).
-WALKS_APART_FROM = 1000
 _CRAWL = "crawl.json"
 _UNITS = "units.json"
 _POINTS = "quiescence.json"
 _ROOTS = "roots.json"
+# Walks made by a run from which it writes their store in a forked process
+# (a cold run on vLLM 0.33.0 makes 7,400; an edit to its step root, none).
+WALKS_APART_FROM = 1000
 
 
 @dataclass

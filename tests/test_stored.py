@@ -10,6 +10,8 @@ import ast
 import dataclasses
 import json
 import shutil
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -600,12 +602,12 @@ def test_the_walks_store_is_written_apart_only_where_a_run_made_many(
     cache = tmp_path / "cache"
     forked: list[str] = []
 
-    class Recorded(reuse.Forked):  # type: ignore[misc, type-arg]
-        def __init__(self, make, here=None) -> None:  # type: ignore[no-untyped-def]
+    class Counted(reuse.Forked[None]):
+        def __init__(self, make: partial[None], here: Callable[[], None] | None = None) -> None:
             forked.append(make.args[1])  # the store's name (reuse._write_store)
             super().__init__(make, here)
 
-    monkeypatch.setattr(reuse, "Forked", Recorded)
+    monkeypatch.setattr(reuse, "Forked", Counted)
     cold = run(project, cache_dir=cache, reuse_findings=True, jobs=2)
     made = cold.analysis.kept.walks.made
     assert made > 0
