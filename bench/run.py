@@ -208,9 +208,11 @@ def main() -> int:
         # read 1.60 x ruff in one bench, 1.35 x in ten pairs the same hour).
         beside: dict[str, list[float]] = {}
 
-        def against_ruff(case: str, seconds: float) -> float:
+        def warm_run(case: str) -> Timing:
+            """A run on the cache as it stands, and a ruff run right after it."""
+            timing = timed([*syncscan, "--cache-dir", str(cache)])
             beside.setdefault(case, []).append(timed(ruff).seconds)
-            return seconds
+            return timing
 
         cold, cold_rss, cold_cpu = [], [], []
         for _ in range(args.runs):
@@ -221,8 +223,8 @@ def main() -> int:
             cold_cpu.append(cpu)
         warm, warm_rss = [], []
         for _ in range(args.runs):
-            seconds, rss, _ = timed([*syncscan, "--cache-dir", str(cache)])
-            warm.append(against_ruff("warm", seconds))
+            seconds, rss, _ = warm_run("warm")
+            warm.append(seconds)
             warm_rss.append(rss)
         step_file = tree / STEP_FILES[args.engine]
         other_file = tree / UNRELATED_FILES[args.engine]
@@ -233,8 +235,7 @@ def main() -> int:
             seconds = []
             for run in range(args.runs):
                 change(run)
-                took = timed([*syncscan, "--cache-dir", str(cache)]).seconds
-                seconds.append(against_ruff(case, took))
+                seconds.append(warm_run(case).seconds)
             return seconds
 
         def append(path: Path, text: str) -> None:
