@@ -360,23 +360,30 @@ def test_same_size_edit_with_restored_mtime_is_seen(tmp_path, capsys) -> None:
 
 
 def test_racy_facts_are_read_again(tmp_path, monkeypatch) -> None:
-    """A file changed within the stat's resolution is re-read, not trusted."""
+    """A file changed within the stat's resolution is re-read, not trusted; the
+    facts are written again only where a row read again is one the next run
+    trusts (a racy one it reads again anyway)."""
     from syncscan.index.cache import SummaryCache
 
     source = tmp_path / "m.py"
     source.write_text("class A(B):\n    pass\n")
     cache = SummaryCache(tmp_path / "cache")
+    document = tmp_path / "cache" / "facts.json"
     table = FactsTable({"m": source}, cache)
     table.all()
     assert table.files_read == 1
+    written = document.stat().st_ino  # written atomically: a new file each time
+    source.write_text("class A(C):\n    pass\n")
     again = FactsTable({"m": source}, cache)
-    again.all()
+    assert again.all()["m"].classes == (("A", "C"),)
     assert again.files_read == 1  # just written: its stat cannot prove it unchanged
+    assert document.stat().st_ino == written  # its racy row is not worth writing
     monkeypatch.setattr(facts_module, "_RACY_NS", 0)
     settled = FactsTable({"m": source}, cache)
-    settled.all()
+    assert settled.all()["m"].classes == (("A", "C"),)
+    assert settled.files_read == 1 and document.stat().st_ino != written
     after = FactsTable({"m": source}, cache)
-    after.all()
+    assert after.all()["m"].classes == (("A", "C"),)
     assert after.files_read == 0
 
 

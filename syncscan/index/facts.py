@@ -149,7 +149,12 @@ class FactsTable:
         stored = self._load()
         facts: dict[str, FileFacts] = {}
         rows: dict[str, list[Any]] = {}
-        changed = False
+        # Whether a row was read again that the next run trusts (one not racy):
+        # only then is the document written again. A file edited right before
+        # the run (a pre-commit hook) is racy: the next run reads it again
+        # whether or not its row is stored, and writing the whole document for
+        # it (vLLM 0.33.0: 1.3 MB) cost each such run about 11 ms.
+        settled = False
         now = time.time_ns()
         for module, path in sorted(self._files.items()):
             key = str(path)
@@ -177,8 +182,8 @@ class FactsTable:
             facts[module] = found
             racy = now - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS
             rows[key] = [*stamp, racy, *_to_row(found)]
-            changed = True
-        if changed or len(rows) != len(stored):
+            settled = settled or not racy
+        if settled or len(rows) != len(stored):
             self._save(rows)
         return facts
 
