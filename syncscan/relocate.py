@@ -32,7 +32,8 @@ from syncscan.index.moves import LineMap, shifts
 
 # Text that names a line without its file (none made now: an older store's, or a
 # future text's that forgot its file): never carried.
-_BARE_LINE = re.compile(r"\(line \d+\)|@\d+")
+_BARE_LINES = (r"\(line \d+\)", r"@\d+")
+_BARE_LINE = re.compile("|".join(_BARE_LINES))
 
 
 @dataclass(frozen=True)
@@ -155,22 +156,18 @@ class StateCarrier:
         self._text = _PathLines(_json(moves.root), moved, bytes)
         # A line named without its file; or `path:line` right after a character
         # JSON escapes (a newline, a non-ASCII one), which the text pattern
-        # cannot tell from a longer path's.
-        self._refused = re.compile(
-            _BARE_LINE.pattern.encode()
-            + rb"|\\(?:[bfnrt]|u[0-9a-fA-F]{4})(?:"
-            + root
-            + rb"/)?(?:"
-            + paths
-            + rb"):\d"
-        )
+        # cannot tell from a longer path's. One pattern each: each opens with a
+        # literal the scan skips to, where their alternation was tried at every
+        # character (vLLM 0.33.0's kept roots, 10 MB: 8.9 ms against 30.8).
+        escaped = rb"\\(?:[bfnrt]|u[0-9a-fA-F]{4})(?:" + root + rb"/)?(?:" + paths + rb"):\d"
+        self._refused = [re.compile(p.encode()) for p in _BARE_LINES] + [re.compile(escaped)]
 
     def __call__(self, text: bytes) -> bytes | None:
         """`text` with each line of the moved files where it went; None where
         it names a line the maps do not cover, or one without its file."""
         if not self._lines:
             return text
-        if self._refused.search(text):
+        if any(refused.search(text) for refused in self._refused):
             return None
         try:
             text = self._located.sub(self._field, text)

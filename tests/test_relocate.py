@@ -178,6 +178,7 @@ def test_a_kept_state_naming_a_line_it_cannot_carry_is_not_carried() -> None:
     assert CARRIER(_state(["t", "engine/runner.py", 15])) is None
     assert CARRIER(_state(["l", "written at engine/runner.py:15"])) is None
     assert CARRIER(_state(["l", "host waits on event <event@10>.synchronize()"])) is None
+    assert CARRIER(_state(["l", "marked gpu-sync-ok (line 10)"])) is None
     # After a character JSON escapes, the text cannot say where a path starts.
     assert CARRIER(_state(["l", "first\nengine/runner.py:10"])) is None
     assert CARRIER(_state(["l", "\u2192engine/runner.py:10"])) is None
