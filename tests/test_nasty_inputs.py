@@ -277,15 +277,20 @@ def _step_field(index: int, value: object) -> Callable[[Path], None]:
     return _edit_step(lambda function: function.__setitem__(index, value))
 
 
+def _edit_body(edit: Callable[[list], None]) -> Callable[[Path], None]:
+    """Damage the step's cached body (its IR's JSON text, summary.py)."""
+
+    def body(function: list) -> None:
+        statements = json.loads(function[4])
+        edit(statements)
+        function[4] = json.dumps(statements)
+
+    return _edit_step(body)
+
+
 def _body_tag(tag: int) -> Callable[[Path], None]:
     """The step's first statement with IR tag `tag`."""
-    return _edit_step(lambda function: function[4][0].__setitem__(0, tag))
-
-
-def _deep_body(path: Path) -> None:
-    """The step's body nested deeper than a recursive decoder follows."""
-    _step_field(4, "BODY")(path)
-    path.write_text(path.read_text().replace('"BODY"', _deep(5_000)))
+    return _edit_body(lambda body: body[0].__setitem__(0, tag))
 
 
 DAMAGE = {
@@ -302,11 +307,14 @@ DAMAGE = {
     "summary-deep": ("summary", lambda p: p.write_text(_deep(100_000))),
     "summary-unknown-tag": ("summary", _body_tag(999)),
     "summary-negative-tag": ("summary", _body_tag(-1)),
-    "summary-body-missing-field": ("summary", _edit_step(lambda function: function[4][0].pop())),
-    "summary-body-extra-field": ("summary", _edit_step(lambda function: function[4][0].append(0))),
+    "summary-body-missing-field": ("summary", _edit_body(lambda body: body[0].pop())),
+    "summary-body-extra-field": ("summary", _edit_body(lambda body: body[0].append(0))),
+    "summary-body-not-json": ("summary", _step_field(4, "[[1,")),
+    "summary-body-not-text": ("summary", _step_field(4, [])),
     "summary-bad-params": ("summary", _step_field(2, [[1]])),
     "summary-bad-decorators": ("summary", _step_field(3, [-5])),
-    "summary-deep-body": ("summary", _deep_body),
+    # Nested deeper than a recursive decoder follows.
+    "summary-deep-body": ("summary", _step_field(4, _deep(5_000))),
     "record-fifo": ("record.json", lambda p: (p.unlink(), os.mkfifo(p))),
     "facts-fifo": ("facts.json", lambda p: (p.unlink(), os.mkfifo(p))),
     "summary-fifo": ("summary", lambda p: (p.unlink(), os.mkfifo(p))),

@@ -27,8 +27,9 @@ from syncscan.filesystem import read_regular_file, read_regular_text
 if TYPE_CHECKING:
     from syncscan.index.summary import ModuleSummary, Rebuild
 
-# Bump when ModuleSummary or the IR changes shape or meaning.
-SUMMARY_FORMAT = 12
+# Bump when ModuleSummary or the IR changes shape or meaning (13: a function's
+# body is its IR's JSON text, summary.py `_BODY_TEXT`).
+SUMMARY_FORMAT = 13
 # The header field naming a framed document's field written as lines (`write_framed`).
 _LINES = "framed_lines"
 
