@@ -98,7 +98,7 @@ class QuiescenceAnalyzer:
         touched what it read: they are taken, not walked (vLLM 0.33.0 after
         an edit to its step root: 3 ms, where forking a process for them
         cost 9 ms and its wait 6)."""
-        return self.kept is not None and all(self.kept.holds(stable_text(s)) for s in specs)
+        return self.kept is not None and all(self.kept.holds(_kept_key(s)) for s in specs)
 
     def analyse(self, spec: QuiescenceSpec) -> QuiescenceResult:
         """The point's result: kept by an earlier run where nothing it read
@@ -106,7 +106,7 @@ class QuiescenceAnalyzer:
         kept for the next run."""
         if self.kept is None:
             return self._analysed(spec)
-        key = stable_text(spec)
+        key = _kept_key(spec)
         taken = self.kept.take(key, _plausible)
         if taken is not None:
             (functions, sites, cpu_barriers, incomplete, missing), items, _ = taken
@@ -212,6 +212,11 @@ class QuiescenceAnalyzer:
             chosen.wait if chosen and not lacking else None,
             column,
         )
+
+
+def _kept_key(spec: QuiescenceSpec) -> str:
+    """The key a point's result is kept under (quiescence.json): its spec."""
+    return stable_text(spec)
 
 
 def _plausible(value: Any) -> bool:

@@ -28,14 +28,12 @@ if TYPE_CHECKING:
     from syncscan.index.summary import ModuleSummary, Rebuild
 
 # Bump when ModuleSummary or the IR changes shape or meaning (13: a function's
-# body is its IR's JSON text, summary.py `_BODY_TEXT`).
+# body is its IR's JSON text, summary.py `TREES`).
 SUMMARY_FORMAT = 13
 # The header field naming a framed document's field written as lines (`write_framed`).
 _LINES = "framed_lines"
 
 _DOCUMENTS = json.JSONEncoder(separators=(",", ":"))
-# A summary is a tree (IR nodes hold no cycles): no per-container check for one.
-_TREES = json.JSONEncoder(separators=(",", ":"), check_circular=False)
 
 _TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -94,7 +92,7 @@ class SummaryCache:
 
     def put(self, key: str, summary: ModuleSummary) -> None:
         from syncscan.index import reads
-        from syncscan.index.summary import summary_to_data
+        from syncscan.index.summary import TREES, summary_to_data
 
         try:
             self._prepare()
@@ -102,7 +100,7 @@ class SummaryCache:
             entry.parent.mkdir(parents=True, exist_ok=True)
             with reads.paused():  # encoding reads every field: not the analysis
                 data = summary_to_data(summary)
-            _write_atomic(entry, {"key": key, "summary": data}, _TREES)
+            _write_atomic(entry, {"key": key, "summary": data}, TREES)
         except (OSError, RecursionError):
             pass  # a read-only or full cache, or a freak nesting depth, never fails the run
 

@@ -307,12 +307,13 @@ def _note_class(cls: ClassSummary, kind: str, member: str = "") -> None:
         reads.note(reads.item(values["_module"], kind, values["qualname"] + member))
 
 
-# A function's body in a cached summary: the JSON text of its IR, a string in the
-# summary's JSON. A run reads a few of the bodies of each module it loads (an
-# edit's run on vLLM 0.33.0 loads 68 summaries); read as text, a summary parses
-# in a third of the time (bodies are 79 % of its bytes), and a body parses when
-# it is first used.
-_BODY_TEXT = json.JSONEncoder(separators=(",", ":"), check_circular=False)
+# The JSON writer of IR trees, compact: a summary (cache.py) and each function's
+# body in it. A tree holds no cycles: no per-container check for one. A body is
+# the JSON text of its IR, a string in the summary's JSON: a run reads a few of
+# the bodies of each module it loads (an edit's run on vLLM 0.33.0 loads 68
+# summaries); read as text, a summary parses in a third of the time (bodies are
+# 79 % of its bytes), and a body parses when it is first used.
+TREES = json.JSONEncoder(separators=(",", ":"), check_circular=False)
 
 
 def _body_from_text(text: Any) -> tuple[Stmt, ...]:
@@ -324,7 +325,7 @@ def _body_from_text(text: Any) -> tuple[Stmt, ...]:
 
 def summary_to_data(summary: ModuleSummary) -> dict[str, Any]:
     """A JSON-compatible form; functions are positional lists (compact, fast to
-    read), each body its IR's JSON text (`_BODY_TEXT`). IR nodes are tuples
+    read), each body its IR's JSON text (`TREES`). IR nodes are tuples
     `json` writes as arrays as they stand (ir.py)."""
 
     def fn(f: FunctionSummary) -> list[Any]:
@@ -333,7 +334,7 @@ def summary_to_data(summary: ModuleSummary) -> dict[str, Any]:
             f.qualname,
             [[p.name, p.annotation, p.default] for p in f.params],
             f.decorators,
-            _BODY_TEXT.encode(f.body),
+            TREES.encode(f.body),
             f.returns,
             [f.line, f.col, f.end_line, f.header_line],
             f.is_generator,
