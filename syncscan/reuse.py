@@ -117,6 +117,32 @@ Resummarise = Callable[[str], "ModuleSummary | None"]
 
 
 @dataclass(frozen=True)
+class KeptSince:
+    """What a run kept beside its record (flow/kept.py) as a later record sees
+    it: the token it was kept with, the items it read that changed since
+    (None: the change is not known, and nothing kept holds), and of those the
+    ones that only moved, with where their lines went (relocate.py)."""
+
+    token: str | None = None
+    changed: frozenset[str] | None = None
+    moves: Moves = NO_MOVES
+
+    def entry(self) -> dict[str, Any]:
+        """The record's fields for it (`_since_kept` reads them back)."""
+        known = self.changed is not None
+        return {
+            "kept": self.token if known else None,
+            "kept_stale": sorted(self.changed or ()),
+            "kept_moved": sorted(self.moves.items),
+            "kept_lines": {
+                path: _runs(lines)
+                for path, lines in sorted(self.moves.lines.items())
+                if shifts(lines)
+            },
+        }
+
+
+@dataclass(frozen=True)
 class Recorded:
     """What the last run's record says of this one: its result where every
     input is unchanged; else, where the change is known item by item, the
@@ -136,6 +162,20 @@ class Recorded:
     # The digest of the items read that this run found in their document (what
     # `save` need not write again where its run read the same).
     reads: str | None = None
+    # The stores the recorded run left as an earlier run kept them (no walk
+    # was looked up in them: `save`), by name, as this run sees them.
+    left: dict[str, KeptSince] = field(default_factory=dict)
+    # The recorded run's inputs besides its modules (`summarised`), where this
+    # run read them: its items (by module, as their document holds them) and
+    # whether it read every file's class headers. A store is left only by a
+    # run whose inputs hold all of them (`_covers`).
+    read_before: dict[str, Any] | None = None
+    headers_before: bool = False
+
+    @property
+    def kept(self) -> KeptSince:
+        """What the recorded run kept, as this run sees it."""
+        return KeptSince(self.token, self.changed, self.moves)
 
 
 def load(
@@ -159,6 +199,7 @@ def load(
     data = cache.read_document(_DOCUMENT)
     if not isinstance(data, dict) or data.get("key") != key:
         return Recorded()
+    root = str(project.root)
     try:
         summarised = data["summarised"]
         refreshed = {}
@@ -202,21 +243,22 @@ def load(
             refreshed[module] = [current, _summary_key(cache, facts, module)]
         if data["headers"] is not None and data["headers"] != _headers_digest(facts, data["asked"]):
             return Recorded()
-        token = data.get("kept")
-        since = _since_kept(data)  # what changed between what is kept and the record
-        if changed is None or since is None:
-            changed, carried = None, NO_MOVES
-        else:
-            stale, stale_moved, stale_lines = since
-            real = (stale - stale_moved) | (changed - moved)
-            moved = (stale_moved | moved) - real
-            changed = real | moved
-            carried = Moves(composed(stale_lines, relocations), str(project.root), frozenset(moved))
-        result = relocated(data["result"], moves, str(project.root)) if reusable else None
+        since = partial(_kept_since, changed=changed, moved=moved, lines=relocations, root=root)
+        kept = since(data)
+        left = {name: since(entry) for name, entry in _left_entries(data).items()}
+        result = relocated(data["result"], moves, root) if reusable else None
         known = {**summarised, **refreshed}
         if result is None:
             return Recorded(
-                None, None if changed is None else frozenset(changed), token, carried, known, held
+                None,
+                kept.changed,
+                kept.token,
+                kept.moves,
+                known,
+                held,
+                left=left,
+                read_before=read or None,
+                headers_before=data["headers"] is not None,
             )
         analysed = Analysed(
             findings=sorted(
@@ -242,17 +284,51 @@ def load(
                 **data,
                 "summarised": known,
                 "result": result,
-                "kept": token if changed is not None else None,
-                "kept_stale": sorted(changed) if changed is not None else [],
-                "kept_moved": sorted(carried.items),
-                "kept_lines": {
-                    path: _runs(lines)
-                    for path, lines in sorted(carried.lines.items())
-                    if shifts(lines)
-                },
+                **kept.entry(),
+                "kept_left": _left_fields(left),
             },
         )
     return Recorded(analysed, summarised=known)
+
+
+def _kept_since(
+    data: dict[str, Any],
+    changed: set[str] | None,
+    moved: set[str],
+    lines: dict[str, LineMap],
+    root: str,
+) -> KeptSince:
+    """What the record's `data` (or a store's entry among those left) says is
+    kept, with this run's change (`changed`, of it `moved`, its `lines`) added
+    to what changed between it and the record."""
+    since = _since_kept(data)
+    if changed is None or since is None:
+        return KeptSince(data.get("kept"))
+    stale, stale_moved, stale_lines = since
+    real = (stale - stale_moved) | (changed - moved)
+    only_moved = (stale_moved | moved) - real
+    carried = Moves(composed(stale_lines, lines), root, frozenset(only_moved))
+    return KeptSince(data.get("kept"), frozenset(real | only_moved), carried)
+
+
+def _left_entries(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The record's stores left as an earlier run kept them, by name (a damaged
+    entry is dropped: its store's files name another token, so it is not read)."""
+    left = data.get("kept_left", {})
+    if not isinstance(left, dict):
+        return {}
+    return {
+        name: entry
+        for name, entry in left.items()
+        if isinstance(entry, dict) and isinstance(entry.get("kept"), str)
+    }
+
+
+def _left_fields(left: dict[str, KeptSince]) -> dict[str, dict[str, Any]]:
+    """The record's field for the stores left (those whose change is known)."""
+    return {
+        name: since.entry() for name, since in sorted(left.items()) if since.changed is not None
+    }
 
 
 def _since_kept(data: dict[str, Any]) -> tuple[set[str], set[str], dict[str, LineMap]] | None:
@@ -344,39 +420,45 @@ def kept(cache: SummaryCache, recorded: Recorded) -> Kept:
     from syncscan.index.store_texts import Texts
     from syncscan.resolve.stored_crawl import StoredCrawl
 
-    changed = recorded.changed
     wholes: dict[str, Whole] = {}  # what each store's delta is written against
+    since = {
+        name: recorded.left.get(name, recorded.kept)
+        for name in (_CRAWL, _WALKS, _UNITS, _POINTS, _ROOTS)
+    }
 
     def document(name: str) -> tuple[Any, Texts]:
         """A store kept beside the record, where the record names it by its
         token, and the texts held after it (index/store_texts.py)."""
-        if recorded.token is None or changed is None:
+        token, changed = since[name].token, since[name].changed
+        if token is None or changed is None:
             return None, Texts()
-        found, blob, whole = store_files.read(cache, name, recorded.token)
+        found, blob, whole = store_files.read(cache, name, token)
         if whole is not None:
             wholes[name] = whole
         return found, Texts(blob)
 
     def walks(config: str) -> StoredWalks:
-        found, texts = document(_WALKS)
-        return StoredWalks(found, changed, config, texts, recorded.moves)
+        kept = since[_WALKS]  # read where a walk is first looked up
+        return StoredWalks(partial(document, _WALKS), kept.changed, config, kept.moves)
 
     def units(config: str) -> StoredUnits:
         found, texts = document(_UNITS)
-        return StoredUnits(found, changed, config, texts, recorded.moves)
+        return StoredUnits(found, since[_UNITS].changed, config, texts, since[_UNITS].moves)
 
     def roots(config: str) -> StoredRoots:
         found, texts = document(_ROOTS)
-        return StoredRoots(found, changed, config, texts, recorded.moves)
+        return StoredRoots(found, since[_ROOTS].changed, config, texts, since[_ROOTS].moves)
 
     def points(config: str) -> StoredResults:
         found, texts = document(_POINTS)
+        kept = since[_POINTS]
         return StoredResults(
-            found, changed, config, texts, recorded.moves, KEPT_CLASSES, POINTS_FORMAT
+            found, kept.changed, config, texts, kept.moves, KEPT_CLASSES, POINTS_FORMAT
         )
 
     crawl, _ = document(_CRAWL)
-    return Kept(StoredCrawl(crawl, changed), walks, units, points, roots, wholes)
+    crawl_store = StoredCrawl(crawl, since[_CRAWL].changed)
+    return Kept(crawl_store, walks, units, points, roots, wholes, since=since)
 
 
 def save(
@@ -387,21 +469,28 @@ def save(
     analysed: Analysed,
     read: set[str],
     kept: Kept | None = None,
-    known: dict[str, list[str | None]] | None = None,
-    reads_held: str | None = None,
+    recorded: Recorded | None = None,
     apart: bool = False,
 ) -> None:
     """Record the result with its inputs; `read`: the summary items the analysis
     read (reads.py), by which a changed file that left them alone keeps it;
     `kept`: the crawl's visits, callee walks, class analyses and points to keep for
-    the next run (flow/kept.py); `known`: modules' digests and summary keys as
-    the record had them (`Recorded.summarised`), kept where the digest is the
-    file's now instead of reading it again; `reads_held`: the digest of the
-    items read their document holds (`Recorded.reads`), not written again;
-    `apart`: a core is free to write the walks on (apart.py)."""
+    the next run (flow/kept.py); `recorded`: what the last record said of this
+    run: its modules' digests and summary keys (kept where the digest is the
+    file's now instead of reading it again), the digest of the items read their
+    document holds (not written again), its inputs (`_covers`); `apart`: a
+    core is free to write the walks on (apart.py).
+
+    A store this run never opened (no walk was looked up in it: an edit whose
+    root resumed from its kept walk) is left as it is, where this run's inputs
+    hold every input of the record it was kept with: the record names it with
+    its token and what changed since (`kept_left`), as a record whose findings
+    were reused names what is kept (`load`). Its rows read only inputs of that
+    record, so the next run sees every change that touches one."""
     from syncscan.index import reads
 
-    known = known or {}
+    recorded = recorded or Recorded()
+    known = recorded.summarised
     summarised: dict[str, list[str | None]] = {}
     for module in program.requested():
         found = facts.get(module)
@@ -417,9 +506,10 @@ def save(
     # module only where written: an edit mostly reads what its record read
     # (vLLM 0.33.0: 35,527 items, grouped and dumped 37 ms, digested 17).
     reads_digest = _items_digest(read)
-    if reads_digest != reads_held:
+    if reads_digest != recorded.reads:
         cache.write_document(_READS, {"digest": reads_digest, "read": reads.by_module(read)})
     token = None
+    left: dict[str, KeptSince] = {}
     if kept is not None:  # like the items: a token ties them to this record
         token = os.urandom(16).hex()
         stores = (
@@ -430,9 +520,17 @@ def save(
             (_ROOTS, kept.roots),
         )
         writers: list[Forked[None]] = []
+        covered: bool | None = None  # computed where a store was not opened
         for name, store in stores:
             if store is None:
                 continue
+            since = kept.since.get(name)
+            if getattr(store, "opened", True) is False and since and since.changed is not None:
+                if covered is None:  # the same items read (their digest): none to look up
+                    covered = _covers(recorded, read, program, reads_digest == recorded.reads)
+                if covered and since.token is not None:
+                    left[name] = since
+                    continue
             write = partial(_write_store, cache, name, store, token, kept.wholes.get(name))
             # The walks, the largest by far (vLLM 0.33.0: 0.43 s of the record's
             # 0.79 s), are written beside the rest where a core is free for them
@@ -455,6 +553,7 @@ def save(
             "reads": reads_digest,
             "kept": token,
             "kept_stale": [],
+            "kept_left": _left_fields(left),
             "result": {
                 "findings": [finding_to_data(f) for f in analysed.findings],
                 "diagnostics": [dataclasses.asdict(d) for d in analysed.diagnostics],
@@ -464,6 +563,27 @@ def save(
             },
         },
     )
+
+
+def _covers(recorded: Recorded, read: set[str], program: Program, same: bool = False) -> bool:
+    """Whether this run's inputs hold the recorded run's: its modules, its
+    items (`same`: `read` is known to be them), and every file's class headers
+    where it read them. A store left by a run that covers its record is
+    covered by the next record too."""
+    before = recorded.read_before
+    if before is None or (recorded.headers_before and not program.headers_used):
+        return False
+    if not set(recorded.summarised) <= set(program.requested()):
+        return False
+    if same:
+        return True
+    for module, items in before.items():
+        if not isinstance(items, list):
+            return False
+        prefix = module + "\0"
+        if not all(type(item) is str and prefix + item in read for item in items):
+            return False
+    return True
 
 
 def _write_store(

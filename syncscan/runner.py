@@ -186,8 +186,7 @@ def run(
                     analysed,
                     read,
                     kept,
-                    recorded.summarised,
-                    recorded.reads,
+                    recorded,
                     apart=jobs > 1,
                 )
     finally:

@@ -33,6 +33,8 @@ from syncscan.flow import walk as walk_module
 from syncscan.flow.memo import CalleeWalk
 from syncscan.flow.step import RulesState, StepAnalyzer, for_rules
 from syncscan.flow.stored import StoredWalks
+from syncscan.index import store_files
+from syncscan.index.cache import SummaryCache
 from syncscan.report.json_report import VOLATILE_STATS
 from syncscan.runner import RunResult, run
 
@@ -498,6 +500,143 @@ def test_walks_outlive_a_move_that_kept_the_findings(
     assert last.stats["findings_reused"] == 0
     assert "engine.inputs.StagedInputs.stage" in taken
     _same_as_fresh(last, project)
+
+
+def _with_callee_below_the_root(project: Path) -> Path:
+    """The fixture's step root staging its inputs through a method of its
+    class written below it: a statement added to the root moves its lines."""
+    runner_file = project / "engine" / "runner.py"
+    source = runner_file.read_text(encoding="utf-8").replace(
+        "ids_view = self.inputs.stage(batch.token_ids)", "ids_view = self._stage(batch)"
+    )
+    below = "\n    def _stage(self, batch):\n        return self.inputs.stage(batch.token_ids)\n"
+    runner_file.write_text(source + below, encoding="utf-8")
+    return runner_file
+
+
+def _record(cache: Path) -> dict:
+    return json.loads((cache / "record.json").read_text(encoding="utf-8"))
+
+
+def test_a_resumed_root_leaves_the_walks_as_kept_and_later_edits_take_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edit whose root resumes from its kept walk looks up no callee walk:
+    the walks' store is left as the run that kept it wrote it (neither read
+    nor written), the record naming it by that run's token with what changed
+    since (reuse.py `kept_left`). An edit after two such runs reads it with
+    both changes: a walk whose lines moved since is carried and taken, a
+    callee edited is walked again; each run finds what a fresh analysis finds."""
+    project = copy_project(BUGGY, tmp_path / "project")
+    runner_file = _with_callee_below_the_root(project)
+    cache = tmp_path / "cache"
+    checked(project, cache)
+    token, walks = _record(cache)["kept"], (cache / "walks.json").read_bytes()
+    for n in range(2):
+        _insert_statement(runner_file, "Runner.execute_model", f"_left_{n} = {n}")
+        resumed = checked(project, cache)
+        assert resumed.stats["roots_resumed"] == 1 and resumed.stats["walks_reused"] == 0
+        _same_as_fresh(resumed, project)
+        assert (cache / "walks.json").read_bytes() == walks
+        assert not (cache / "walks.json.delta").exists()
+        left = _record(cache)["kept_left"]["walks.json"]
+        assert left["kept"] == token and "engine/runner.py" in left["kept_lines"]
+    # A line added on top: the findings are carried, the record with them.
+    runner_file.write_text("# moved\n" + runner_file.read_text(encoding="utf-8"))
+    assert checked(project, cache).stats["findings_reused"] == 1
+    assert _record(cache)["kept_left"]["walks.json"]["kept"] == token
+    # The root walked whole: the walk of `_stage`, three lines further down
+    # than when kept, is carried there and taken.
+    with monkeypatch.context() as whole:
+        without_root_resume(whole)
+        _insert_statement(runner_file, "Runner.execute_model", "_whole = 1")
+        walked, taken = _taken(project, cache, monkeypatch)
+    assert "engine.runner.Runner._stage" in taken
+    _same_as_fresh(walked, project)
+    assert _record(cache)["kept_left"] == {}  # the store was read: written for the next run
+    # Left again, then a callee edited: walked again, the walk nested in it taken.
+    _insert_statement(runner_file, "Runner.execute_model", "_left_again = 1")
+    assert checked(project, cache).stats["walks_reused"] == 0
+    assert "walks.json" in _record(cache)["kept_left"]
+    _insert_statement(project / "engine" / "inputs.py", "StagedInputs.stage")
+    edited, taken = _taken(project, cache, monkeypatch)
+    assert "engine.inputs.StagedInputs.stage" not in taken
+    assert "engine.pool.SlotPool.write" in taken
+    _same_as_fresh(edited, project)
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        None,  # undamaged: the walks left are taken
+        [],
+        {"walks.json": []},
+        {"walks.json": {"kept": 5}},
+        {"walks.json": {"kept": "another"}},
+        {"walks.json": {"kept_stale": 3}},
+    ],
+)
+def test_a_damaged_record_of_a_store_left_takes_nothing_of_it(
+    tmp_path: Path, damaged: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    checked(project, cache)
+    runner_file = project / "engine" / "runner.py"
+    _insert_statement(runner_file, "Runner.execute_model", "_left = 1")
+    checked(project, cache)
+    data = _record(cache)
+    entry = data["kept_left"]["walks.json"]
+    if isinstance(damaged, dict) and isinstance(damaged["walks.json"], dict):
+        damaged = {"walks.json": {**entry, **damaged["walks.json"]}}
+    if damaged is not None:
+        (cache / "record.json").write_text(json.dumps({**data, "kept_left": damaged}))
+    without_root_resume(monkeypatch)
+    _insert_statement(runner_file, "Runner.execute_model")
+    again = checked(project, cache)
+    assert (again.stats["walks_reused"] > 0) == (damaged is None)
+    _same_as_fresh(again, project)
+
+
+def test_a_store_is_left_only_where_the_run_covers_the_record_it_was_kept_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A left store's rows read inputs of the record it was kept with: a run
+    whose inputs do not hold them all reads and writes the store, as before."""
+    from syncscan import reuse
+
+    project = copy_project(BUGGY, tmp_path / "project")
+    cache = tmp_path / "cache"
+    checked(project, cache)
+    monkeypatch.setattr(reuse, "_covers", lambda *covered: False)
+    _insert_statement(project / "engine" / "runner.py", "Runner.execute_model")
+    assert checked(project, cache).stats["roots_resumed"] == 1
+    record = _record(cache)
+    assert record["kept_left"] == {}
+    # Written for this record: read under its token.
+    found, _, _ = store_files.read(SummaryCache(cache), "walks.json", record["kept"])
+    assert found is not None and found["rows"]
+
+
+def test_what_a_run_covers_of_the_record_before_it() -> None:
+    """`_covers`: the recorded run's modules, items and class headers."""
+    from types import SimpleNamespace
+
+    from syncscan.reuse import Recorded, _covers
+
+    before = {"m": ["function\0m.f"], "": ["defs\0step"]}
+    read = {"m\0function\0m.f", "\0defs\0step", "n\0class\0n.C"}
+    program = SimpleNamespace(headers_used=True, requested=lambda: ["m", "n"])
+    recorded = Recorded(summarised={"m": ["d", "k"]}, read_before=before, headers_before=True)
+    assert _covers(recorded, read, program)
+    assert not _covers(recorded, read - {"\0defs\0step"}, program)
+    assert _covers(recorded, set(), program, same=True)  # the items' digests agree
+    assert not _covers(dataclasses.replace(recorded, read_before=None), read, program)
+    assert not _covers(dataclasses.replace(recorded, read_before={"m": "x"}), read, program)
+    assert not _covers(dataclasses.replace(recorded, summarised={"o": []}), read, program)
+    unheaded = SimpleNamespace(headers_used=False, requested=lambda: ["m", "n"])
+    assert not _covers(recorded, read, unheaded)
+    assert _covers(dataclasses.replace(recorded, headers_before=False), read, unheaded)
 
 
 @pytest.mark.parametrize(

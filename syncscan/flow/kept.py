@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from syncscan.flow.stored_units import StoredUnits
     from syncscan.index.store_files import Whole
     from syncscan.resolve.stored_crawl import StoredCrawl
+    from syncscan.reuse import KeptSince
 
 
 @dataclass
@@ -40,6 +41,9 @@ class Kept:
     units: StoredUnits | None = None
     roots: StoredRoots | None = None
     points: StoredResults | None = None  # the quiescence walker's, once it walked
+    # What each store was kept with, by name: its token and what changed since
+    # (reuse.py: where a store is left as it was, the record names this).
+    since: dict[str, KeptSince] = field(default_factory=dict)
 
     def for_walker(self, configuration: str) -> None:
         """Make the walks, units and roots stores for the step walker."""

@@ -225,6 +225,8 @@ class StepAnalyzer:
             costs = [sum(self.cost(root) if self.cost else 1 for root in units[k]) for k in todo]
             shares = parallel.partition(costs, workers)
             self.processes_used = len(shares)
+            if self.walker.stored is not None:
+                self.walker.stored.open()  # read here once: each worker would read it
 
             def done(index: int) -> None:
                 nonlocal finished
