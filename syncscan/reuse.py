@@ -18,7 +18,8 @@ findings are recomputed from summaries; the record then says which of the
 items read changed (moves included), and what was kept beside it — the call
 graph crawl's visits, the callee walks, the class analyses (flow/kept.py, each
 in a document of its own) — that read none of them is taken instead of made
-again.
+again. A store a run never opened is left as it was kept, the record naming it
+with what changed since (`save`).
 """
 
 from __future__ import annotations
