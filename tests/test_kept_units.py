@@ -86,11 +86,16 @@ def test_an_edit_to_one_class_takes_the_other_class_and_the_visits_it_left(
     runner_edited = _checked(project, cache, jobs)
     assert runner_edited.stats["units_reused"] == 1  # SecondRunner's, kept by the last run
     _same_as_fresh(runner_edited, project)
+    # Both roots resumed: the walks were left as the first run kept them.
+    record = json.loads((cache / "record.json").read_text(encoding="utf-8"))
+    assert "walks.json" in record["kept_left"]
 
-    # Both classes read StagedInputs.stage: neither analysis holds.
+    # Both classes read StagedInputs.stage: neither analysis holds (in workers
+    # where there are two processes, the walks read before they fork).
     _insert_statement(project / "engine" / "inputs.py", "StagedInputs.stage")
     shared_edited = _checked(project, cache, jobs)
     assert shared_edited.stats["units_reused"] == 0
+    assert shared_edited.stats["walks_reused"] > 0  # from the store the last runs left
     _same_as_fresh(shared_edited, project)
 
 
