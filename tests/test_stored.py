@@ -542,7 +542,7 @@ def test_a_resumed_root_leaves_the_walks_as_kept_and_later_edits_take_them(
         left = _record(cache)["kept_left"]["walks.json"]
         assert left["kept"] == token and "engine/runner.py" in left["kept_lines"]
     # A line added on top: the findings are carried, the record with them.
-    runner_file.write_text("# moved\n" + runner_file.read_text(encoding="utf-8"))
+    runner_file.write_text("# moved\n" + runner_file.read_text(encoding="utf-8"), encoding="utf-8")
     assert checked(project, cache).stats["findings_reused"] == 1
     assert _record(cache)["kept_left"]["walks.json"]["kept"] == token
     # The root walked whole: the walk of `_stage`, three lines further down
@@ -590,7 +590,8 @@ def test_a_damaged_record_of_a_store_left_takes_nothing_of_it(
     if isinstance(damaged, dict) and isinstance(damaged["walks.json"], dict):
         damaged = {"walks.json": {**entry, **damaged["walks.json"]}}
     if damaged is not None:
-        (cache / "record.json").write_text(json.dumps({**data, "kept_left": damaged}))
+        record = cache / "record.json"
+        record.write_text(json.dumps({**data, "kept_left": damaged}), encoding="utf-8")
     without_root_resume(monkeypatch)
     _insert_statement(runner_file, "Runner.execute_model")
     again = checked(project, cache)
