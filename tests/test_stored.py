@@ -628,7 +628,8 @@ def test_what_a_run_covers_of_the_record_before_it() -> None:
     before = {"m": ["function\0m.f"], "": ["defs\0step"]}
     read = {"m\0function\0m.f", "\0defs\0step", "n\0class\0n.C"}
     program = SimpleNamespace(headers_used=True, requested=lambda: ["m", "n"])
-    recorded = Recorded(summarised={"m": ["d", "k"]}, read_before=before, headers_before=True)
+    headed = ((), "digest")  # the record read every file's class headers
+    recorded = Recorded(summarised={"m": ["d", "k"]}, read_before=before, headers=headed)
     assert _covers(recorded, read, program)
     assert not _covers(recorded, read - {"\0defs\0step"}, program)
     assert _covers(recorded, set(), program, same=True)  # the items' digests agree
@@ -637,7 +638,7 @@ def test_what_a_run_covers_of_the_record_before_it() -> None:
     assert not _covers(dataclasses.replace(recorded, summarised={"o": []}), read, program)
     unheaded = SimpleNamespace(headers_used=False, requested=lambda: ["m", "n"])
     assert not _covers(recorded, read, unheaded)
-    assert _covers(dataclasses.replace(recorded, headers_before=False), read, unheaded)
+    assert _covers(dataclasses.replace(recorded, headers=None), read, unheaded)
 
 
 @pytest.mark.parametrize(
