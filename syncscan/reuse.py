@@ -167,12 +167,12 @@ class Recorded:
     # was looked up in them: `save`), by name, as this run sees them.
     left: dict[str, KeptSince] = field(default_factory=dict)
     # The recorded run's inputs besides its modules (`summarised`), where this
-    # run read them: its items (by module, as their document holds them) and,
-    # where it read every file's class headers, the method names its subclass
-    # queries asked with the headers' digest now (what `save` writes again
-    # where this run asked the same: 12 ms on vLLM 0.33.0). A store is left
-    # only by a run whose inputs hold all of them (`_covers`).
-    read_before: dict[str, Any] | None = None
+    # run read them: its items (their digest is `reads`) and, where it read
+    # every file's class headers, the method names its subclass queries asked
+    # with the headers' digest now (what `save` writes again where this run
+    # asked the same: 12 ms on vLLM 0.33.0). A store is left only by a run
+    # whose inputs hold all of them (`_covers`).
+    read_before: frozenset[str] | None = None
     headers: tuple[tuple[str, ...], str] | None = None
 
     @property
@@ -263,7 +263,7 @@ def load(
                 known,
                 held,
                 left=left,
-                read_before=read or None,
+                read_before=_flattened(read) if read else None,
                 headers=headers,
             )
         analysed = Analysed(
@@ -511,7 +511,10 @@ def save(
     # items it was not written with (their digest ties the two). Grouped by
     # module only where written: an edit mostly reads what its record read
     # (vLLM 0.33.0: 35,527 items, grouped and dumped 37 ms, digested 17).
-    reads_digest = _items_digest(read)
+    # The same items as the record's: their digest is the record's (sorting
+    # and hashing 35,000 items cost 17 ms, comparing them with the record's 2).
+    same = recorded.read_before is not None and recorded.read_before == read
+    reads_digest = recorded.reads if same and recorded.reads else _items_digest(read)
     if reads_digest != recorded.reads:
         cache.write_document(_READS, {"digest": reads_digest, "read": reads.by_module(read)})
     token = None
@@ -533,7 +536,7 @@ def save(
             since = kept.since.get(name)
             if getattr(store, "opened", True) is False and since and since.changed is not None:
                 if covered is None:  # the same items read (their digest): none to look up
-                    covered = _covers(recorded, read, program, reads_digest == recorded.reads)
+                    covered = _covers(recorded, read, program)
                 if covered and since.token is not None:
                     left[name] = since
                     continue
@@ -571,25 +574,29 @@ def save(
     )
 
 
-def _covers(recorded: Recorded, read: set[str], program: Program, same: bool = False) -> bool:
+def _covers(recorded: Recorded, read: set[str], program: Program) -> bool:
     """Whether this run's inputs hold the recorded run's: its modules, its
-    items (`same`: `read` is known to be them), and every file's class headers
-    where it read them. A store left by a run that covers its record is
-    covered by the next record too."""
+    items, and every file's class headers where it read them. A store left by
+    a run that covers its record is covered by the next record too."""
     before = recorded.read_before
     if before is None or (recorded.headers is not None and not program.headers_used):
         return False
-    if not set(recorded.summarised) <= set(program.requested()):
-        return False
-    if same:
-        return True
-    for module, items in before.items():
-        if not isinstance(items, list):
-            return False
-        prefix = module + "\0"
-        if not all(type(item) is str and prefix + item in read for item in items):
-            return False
-    return True
+    return set(recorded.summarised) <= set(program.requested()) and before <= read
+
+
+def _flattened(by_module: dict[str, Any]) -> frozenset[str] | None:
+    """The items `reads.by_module` grouped, whole again (None where the
+    document is damaged)."""
+    items: list[str] = []
+    try:
+        for module, rest in by_module.items():
+            if not isinstance(rest, list):
+                return None
+            prefix = module + "\0"
+            items += [prefix + item for item in rest]
+    except TypeError:  # not a name
+        return None
+    return frozenset(items)
 
 
 def _write_store(

@@ -620,21 +620,22 @@ def test_a_store_is_left_only_where_the_run_covers_the_record_it_was_kept_with(
 
 
 def test_what_a_run_covers_of_the_record_before_it() -> None:
-    """`_covers`: the recorded run's modules, items and class headers."""
+    """`_covers`: the recorded run's modules, items and class headers; the
+    items as their document groups them (`_flattened`, None where damaged)."""
     from types import SimpleNamespace
 
-    from syncscan.reuse import Recorded, _covers
+    from syncscan.reuse import Recorded, _covers, _flattened
 
-    before = {"m": ["function\0m.f"], "": ["defs\0step"]}
+    before = _flattened({"m": ["function\0m.f"], "": ["defs\0step"]})
+    assert before == {"m\0function\0m.f", "\0defs\0step"}
+    assert _flattened({"m": "x"}) is None and _flattened({"m": [3]}) is None
     read = {"m\0function\0m.f", "\0defs\0step", "n\0class\0n.C"}
     program = SimpleNamespace(headers_used=True, requested=lambda: ["m", "n"])
     headed = ((), "digest")  # the record read every file's class headers
     recorded = Recorded(summarised={"m": ["d", "k"]}, read_before=before, headers=headed)
     assert _covers(recorded, read, program)
     assert not _covers(recorded, read - {"\0defs\0step"}, program)
-    assert _covers(recorded, set(), program, same=True)  # the items' digests agree
     assert not _covers(dataclasses.replace(recorded, read_before=None), read, program)
-    assert not _covers(dataclasses.replace(recorded, read_before={"m": "x"}), read, program)
     assert not _covers(dataclasses.replace(recorded, summarised={"o": []}), read, program)
     unheaded = SimpleNamespace(headers_used=False, requested=lambda: ["m", "n"])
     assert not _covers(recorded, read, unheaded)
