@@ -228,11 +228,10 @@ def load(
                 if read is None:
                     read = _items_read(cache, data["reads"])
                     held = data["reads"] if read else None
-                items = read.get(module)
-                lines = _line_map(before, after, items)
+                found = _changes(before, after, read.get(module))
+                lines = found.lines if found is not None and found.whole else None
                 relpath = project.relpath(facts.path_of(module))
                 if changed is not None and (lines is None or shifts(lines)):
-                    found = _changes(before, after, items)
                     if found is None:
                         changed = None
                     else:
@@ -383,11 +382,13 @@ def _from_runs(runs: Any) -> LineMap:
 
 
 def _changes(before: ModuleSummary, after: ModuleSummary, items: Any) -> Changes | None:
-    """What changed of the module's read items (None: the record does not say
-    what was read)."""
+    """What changed of the module's read items, and whether they all agree up
+    to a move (`Changes.whole`: then its lines are where each line the run
+    read went); None where the record does not say what was read (or its
+    list is damaged: it may all have been read)."""
     from syncscan.index.moves import changes
 
-    if not isinstance(items, list):
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
         return None
     return changes(before, after, items)
 
@@ -401,16 +402,6 @@ def _items_read(cache: SummaryCache, digest: str) -> dict[str, Any]:
         return {}
     read = data.get("read")
     return read if isinstance(read, dict) else {}
-
-
-def _line_map(before: ModuleSummary, after: ModuleSummary, items: Any) -> dict[int, int] | None:
-    """Where each line of the module the run read went; None where the two
-    summaries differ on an item read (or the record does not say what was read)."""
-    from syncscan.index.moves import line_map
-
-    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-        return None  # nothing recorded for it, or damaged: it may all have been read
-    return line_map(before, after, items)
 
 
 def kept(cache: SummaryCache, recorded: Recorded) -> Kept:

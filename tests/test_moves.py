@@ -191,3 +191,48 @@ def test_changes_carry_nothing_where_the_items_maps_disagree() -> None:
     found = changes(before, swapped, [STEP, "function\0pkg.mod.Runner.other"])
     assert found.changed == {STEP, "function\0pkg.mod.Runner.other"}
     assert found.moved == set() and found.lines == {}
+
+
+def test_changes_agree_whole_exactly_where_line_map_gives_the_map() -> None:
+    """`Changes.whole` (every item agrees up to a move) and its lines are
+    `line_map`'s answer for all the items, in one comparison (reuse.py asks
+    once): over the edits above, on every subset of items they read."""
+    marked = SOURCE.replace("return 2", "return 2  # gpu-sync-ok: why")
+    statement = "        self.count = len(batch)\n"
+    inner = "        return inner()\n"
+    marked_statement = SOURCE.replace(statement, "        # gpu-sync-ok: why\n" + statement)
+    step = SOURCE[SOURCE.index("    @property") : SOURCE.index("    def other")]
+    other = SOURCE[SOURCE.index("    def other") :]
+    edits = [
+        (SOURCE, SOURCE),
+        (SOURCE, SOURCE.replace("return inner()", "return inner() + 0")),
+        (SOURCE, "\n" + SOURCE),
+        (SOURCE, SOURCE.replace("class Runner(Base):", "# a comment\n\nclass Runner(Base):")),
+        (SOURCE, SOURCE.replace(inner, "        x = 1\n" + inner)),
+        (SOURCE, SOURCE + "\n\nfrom other import *\nLIMIT = 5\n\ndef torch():\n    pass\n"),
+        (SOURCE, SOURCE.replace(step + other, other + "\n" + step.rstrip("\n") + "\n")),
+        (marked, "# top\n" + marked),
+        (marked_statement, marked_statement.replace(statement, "        # a note\n" + statement)),
+    ]
+    items = [
+        STEP,
+        "function\0pkg.mod.Runner.other",
+        "assigned\0pkg.mod.Runner.step",
+        "class\0pkg.mod.Runner",
+        "module\0",
+        "name\0torch",
+        "markers\0",
+        "function\0pkg.mod.Runner.gone",
+    ]
+    wholes = 0
+    for old_source, new_source in edits:
+        before, after = _summary(old_source), _summary(new_source)
+        for mask in range(1 << len(items)):
+            chosen = [item for n, item in enumerate(items) if mask >> n & 1]
+            found = changes(before, after, chosen)
+            expected = line_map(before, after, chosen)
+            assert found.whole == (expected is not None), (new_source[:40], chosen)
+            if found.whole:
+                wholes += 1
+                assert found.lines == expected
+    assert 0 < wholes < len(edits) << len(items)  # both answers met

@@ -93,11 +93,14 @@ class Changes:
     of every item that agrees up to a move went. What read only items of
     `moved` and unchanged ones is what it was, with its lines where they went
     (relocate.py `StateCarrier`); `lines` is empty, and `moved` with it, where
-    the items' maps disagree or swap lines."""
+    the items' maps disagree or swap lines. `whole`: every item agrees up to
+    a move (the marker comments beside their lines): `lines` is then what
+    `line_map` gives for them all, the one comparison made once."""
 
     changed: set[str] = field(default_factory=set)
     moved: set[str] = field(default_factory=set)
     lines: LineMap = field(default_factory=dict)
+    whole: bool = False
 
 
 def changes(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> Changes:
@@ -107,6 +110,7 @@ def changes(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> Ch
 
     found = Changes()
     agree = True
+    differs = False  # an item differs beyond a move
     marker_entries = []
     for entry in items:
         kind = entry.partition("\0")[0]
@@ -116,6 +120,7 @@ def changes(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> Ch
         moved = line_map(before, after, [entry])
         if moved is None:
             found.changed.add(entry)
+            differs = True
             continue
         agree = add_pairs(found.lines, list(moved.items())) and agree
         if not kind.endswith(MOVABLE) and shifts(moved):
@@ -133,7 +138,8 @@ def changes(before: ModuleSummary, after: ModuleSummary, items: list[str]) -> Ch
                 found.moved.add(entry)
     if not agree or not in_order(found.lines):
         return Changes(found.changed)
-    return found
+    whole = not differs and (beside or not marker_entries)
+    return Changes(found.changed, found.moved, found.lines, whole)
 
 
 def composed(first: dict[str, LineMap], then: dict[str, LineMap]) -> dict[str, LineMap]:
