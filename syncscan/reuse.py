@@ -524,11 +524,14 @@ def save(
         for name, store in stores:
             if store is None:
                 continue
+            # Only the walks are read lazily (`StoredWalks.opened`): the others
+            # are read whole when made for their walker.
             since = kept.since.get(name)
-            if getattr(store, "opened", True) is False and since and since.changed is not None:
-                if covered is None:  # the same items read (their digest): none to look up
+            unopened = getattr(store, "opened", True) is False
+            if unopened and since and since.token is not None and since.changed is not None:
+                if covered is None:
                     covered = _covers(recorded, read, program)
-                if covered and since.token is not None:
+                if covered:
                     left[name] = since
                     continue
             write = partial(_write_store, cache, name, store, token, kept.wholes.get(name))
@@ -551,8 +554,7 @@ def save(
             "headers": _headers_now(facts, asked, recorded) if program.headers_used else None,
             "asked": asked,
             "reads": reads_digest,
-            "kept": token,
-            "kept_stale": [],
+            **KeptSince(token, frozenset()).entry(),  # kept now: nothing changed since
             "kept_left": _left_fields(left),
             "result": {
                 "findings": [finding_to_data(f) for f in analysed.findings],
