@@ -47,8 +47,13 @@ from syncscan.index.facts import scan
 from syncscan.index.load import summarise_bytes
 from syncscan.index.summary import SummaryError, summary_from_data, summary_to_data
 
-# hypothesmith compiles what it generates; CPython's warnings about it are noise here.
-pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
+# hypothesmith compiles what it generates; CPython's warnings about it are noise here
+# (an invalid escape such as "\K" in a generated string: a DeprecationWarning before
+# Python 3.12, a SyntaxWarning from it on).
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::SyntaxWarning"),
+    pytest.mark.filterwarnings("ignore:invalid escape sequence:DeprecationWarning"),
+]
 LARGE = int(os.environ.get("SYNCSCAN_GENERATED_EXAMPLES", "10000"))
 _COMMON = {
     "database": None,  # nothing written into the checkout
