@@ -146,17 +146,14 @@ class KeptSince:
 @dataclass(frozen=True)
 class Recorded:
     """What the last run's record says of this one: its result where every
-    input is unchanged; else, where the change is known item by item, the
-    items it read that differ now (a move included) and the token of what it
-    kept beside it (flow/kept.py: crawl visits, callee walks, class analyses),
-    which holds while its items are unchanged."""
+    input is unchanged; else what it kept beside it (flow/kept.py: crawl
+    visits, callee walks, class analyses) as this run sees it: its token and,
+    where the change is known item by item, the items it read that differ now
+    (a move included, carried where it is the only change: relocate.py). What
+    is kept holds while its items are unchanged."""
 
     analysed: Analysed | None = None
-    changed: frozenset[str] | None = None
-    token: str | None = None
-    # Of `changed`, the items that only moved, and where their lines went:
-    # what is kept and read no other changed item is carried (relocate.py).
-    moves: Moves = NO_MOVES
+    kept: KeptSince = KeptSince()
     # Each summarised module's content digest and summary key, as of now where
     # the digest is (what `save` writes again without reading the file).
     summarised: dict[str, list[str | None]] = field(default_factory=dict)
@@ -174,11 +171,6 @@ class Recorded:
     # whose inputs hold all of them (`_covers`).
     read_before: frozenset[str] | None = None
     headers: tuple[tuple[str, ...], str] | None = None
-
-    @property
-    def kept(self) -> KeptSince:
-        """What the recorded run kept, as this run sees it."""
-        return KeptSince(self.token, self.changed, self.moves)
 
 
 def load(
@@ -256,9 +248,7 @@ def load(
         if result is None:
             return Recorded(
                 None,
-                kept.changed,
-                kept.token,
-                kept.moves,
+                kept,
                 known,
                 held,
                 left=left,
